@@ -1,0 +1,3 @@
+from svmrepro.app import main
+
+main()

@@ -1,0 +1,71 @@
+"""Turn a composed config into a data source and an estimator, validating every value first.
+
+Everything here is cheap: constructors only store parameters, so a bad value fails with one line
+naming the config key, the value and what is allowed before any data is read or model fitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils._param_validation import InvalidParameterError
+
+from svmrepro.data.base import DatasetSource
+from svmrepro.errors import ConfigError, SvmReproError
+
+
+@dataclass
+class RunParts:
+    source: DatasetSource
+    #: the configured estimator, wrapped in the model search when ``selection`` is set
+    estimator: Any
+
+
+def _instantiate(node: DictConfig, key: str, **kwargs):
+    try:
+        return instantiate(node, **kwargs)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if isinstance(cause, SvmReproError):
+            raise cause from None
+        raise ConfigError(f"{key}: {cause or exc}".replace("\n", " ")) from None
+
+
+def check_estimator_params(estimator, key: str) -> None:
+    """Validate against the estimator's ``_parameter_constraints`` (scikit-learn's own table)."""
+    try:
+        estimator._validate_params()
+    except InvalidParameterError as exc:
+        name = str(exc).split("'")[1] if "'" in str(exc) else "?"
+        value = estimator.get_params(deep=False).get(name, "?")
+        raise ConfigError(f"{key}.{name}={value!r} is invalid: {exc}") from None
+
+
+def _check_grid(estimator, param_grid) -> None:
+    for point in ParameterGrid(dict(param_grid)):
+        try:
+            candidate = clone(estimator).set_params(**point)
+        except ValueError as exc:
+            raise ConfigError(f"selection.param_grid: {exc}".replace("\n", " ")) from None
+        check_estimator_params(candidate, "selection.param_grid")
+
+
+def build(cfg: DictConfig) -> RunParts:
+    source = _instantiate(cfg.dataset, "dataset")
+    if not isinstance(source, DatasetSource):
+        raise ConfigError(f"dataset: {type(source).__name__} is not a svmrepro DatasetSource")
+    estimator = _instantiate(cfg.algorithm, "algorithm")
+    params = estimator.get_params(deep=False)
+    if "random_state" in params and params["random_state"] is None:
+        estimator.set_params(random_state=cfg.seed)
+    check_estimator_params(estimator, "algorithm")
+    if cfg.get("selection"):
+        _check_grid(estimator, cfg.selection.param_grid)
+        estimator = _instantiate(cfg.selection, "selection")(estimator)
+    return RunParts(source=source, estimator=estimator)

@@ -1,0 +1,28 @@
+"""Compose configs outside the command line (reproduce driver, tests)."""
+
+from __future__ import annotations
+
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from svmrepro import settings
+from svmrepro.data.files import PROJECT_ROOT
+
+CONF_DIR = PROJECT_ROOT / "conf"
+
+
+def compose_config(overrides: list[str] = (), return_hydra_config: bool = False) -> DictConfig:
+    settings.register()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose("config", overrides=list(overrides), return_hydra_config=return_hydra_config)
+
+
+def experiments(paper: str | None = None) -> list[str]:
+    """``<paper>/<id>`` of every experiment file (of one paper if given), sorted."""
+    root = CONF_DIR / "experiment"
+    pattern = f"{paper}/*.yaml" if paper else "*/*.yaml"
+    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.glob(pattern))
+
+
+def papers() -> list[str]:
+    return sorted(p.name for p in (CONF_DIR / "experiment").iterdir() if p.is_dir())

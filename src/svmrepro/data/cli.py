@@ -1,0 +1,111 @@
+"""``svmrepro-data``: list the configured data sets and fill the cache.
+
+Data sets are the YAML files in ``conf/dataset/``: each is instantiated (constructors only
+check parameters) and asked about itself by duck typing, so adding a data set never edits this
+file. A source that has ``remote_files()`` (returning :class:`~svmrepro.data.files.RemoteFile`)
+is listed with its URLs and whether every file is on disk; one that only has non-empty
+``source_checksums()`` reads files we cannot locate; anything else is generated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from svmrepro.data.base import DatasetSource
+from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.errors import SvmReproError
+
+CONF_DIR = PROJECT_ROOT / "conf" / "dataset"
+
+
+def dataset_configs() -> dict[str, Path]:
+    """The ``conf/dataset`` options by name."""
+    return {path.stem: path for path in sorted(CONF_DIR.glob("*.yaml"))}
+
+
+def build(path: Path) -> DatasetSource:
+    """Instantiate one dataset config; an error of ours surfaces as itself, not Hydra's wrapper."""
+    try:
+        return instantiate(OmegaConf.load(path))
+    except InstantiationException as exc:
+        if isinstance(exc.__cause__, SvmReproError):
+            raise exc.__cause__ from None
+        raise
+
+
+def describe(source: DatasetSource) -> tuple[str, str, str]:
+    """(source, size, offline) columns of ``list`` for one data set."""
+    size = " ".join(f"{key}={value}" for key, value in source.params().items() if key.startswith("n_"))
+    remote_files = getattr(source, "remote_files", None)
+    if callable(remote_files):
+        files = list(remote_files())
+        urls = sorted({f.url for f in files})
+        origin = urls[0] + (f" (+{len(urls) - 1} more)" if len(urls) > 1 else "")
+        if not all(f.available_offline() for f in files):
+            return origin, size, "no"
+        return origin, size, "yes (cache)" if all(f.cached_path().is_file() for f in files) else "yes (shared/data)"
+    if source.source_checksums():
+        return "files", size, "unknown"
+    return "generated", size, "yes"
+
+
+def file_locations(source: DatasetSource) -> list[str]:
+    """Where the files of a fetched data set are (generated data have none)."""
+    remote_files = getattr(source, "remote_files", None)
+    if callable(remote_files):
+        return [str(f.cached_path() if f.cached_path().is_file() else f.shared_path()) for f in remote_files()]
+    return [f"{name} (under the data home or shared/data)" for name in source.source_checksums()]
+
+
+def cmd_list() -> int:
+    rows = [("name", "source", "size", "offline")]
+    for name, path in dataset_configs().items():
+        try:
+            rows.append((name, *describe(build(path))))
+        except Exception as exc:  # one broken config must not hide the others
+            first_line = str(exc).partition("\n")[0]
+            rows.append((name, f"error: {first_line}", "", ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3])
+    return 0
+
+
+def cmd_fetch(name: str) -> int:
+    configs = dataset_configs()
+    if name not in configs:
+        print(f"unknown data set {name!r}; valid names: {', '.join(configs)}", file=sys.stderr)
+        return 2
+    source = build(configs[name])
+    data = source.load(seed=0)
+    print(f"{name}: {data.n_train} train / {data.n_test} test rows (seed 0)")
+    locations = file_locations(source)
+    for location in locations:
+        print(f"  {location}")
+    if not locations:
+        print("  generated on demand: nothing stored")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="svmrepro-data", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="every configured data set, its source, size and availability")
+    fetch = commands.add_parser("fetch", help="load a data set once (seed 0) so its files are cached")
+    fetch.add_argument("name", help="a conf/dataset option, e.g. gaussian_clouds")
+    args = parser.parse_args(argv)
+    try:
+        return cmd_list() if args.command == "list" else cmd_fetch(args.name)
+    except SvmReproError as exc:
+        print(f"svmrepro-data: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Where data files live, and how they get there verified.
+
+Lookup order for a file: the data home (``$SVMREPRO_DATA``, default ``~/.cache/svmrepro``),
+then the offline copies in ``shared/data`` (``$SVMREPRO_SHARED_DATA``, default the ``shared/data``
+folder beside the project checkout), then a download into the data home. A download goes to a
+temporary file that is renamed only after its sha256 matched, so a cache never holds a partial
+or wrong file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from svmrepro.errors import DataError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+
+def data_home() -> Path:
+    return Path(os.environ.get("SVMREPRO_DATA", Path.home() / ".cache" / "svmrepro"))
+
+
+def shared_data_dir() -> Path | None:
+    """The offline copies (``../shared/data`` next to the checkout), or None when absent."""
+    candidate = Path(os.environ.get("SVMREPRO_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
+    return candidate if candidate.is_dir() else None
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file a data set needs: where it comes from and what it must hash to.
+
+    ``shared_name`` is its path below ``shared/data`` when an offline copy exists there.
+    """
+
+    name: str
+    url: str
+    sha256: str
+    subdir: str
+    shared_name: str | None = None
+
+    def cached_path(self) -> Path:
+        return data_home() / self.subdir / self.name
+
+    def shared_path(self) -> Path | None:
+        shared = shared_data_dir()
+        if shared is None or self.shared_name is None:
+            return None
+        path = shared / self.shared_name
+        return path if path.is_file() else None
+
+    def available_offline(self) -> bool:
+        return self.cached_path().is_file() or self.shared_path() is not None
+
+    def fetch(self, download: bool = True) -> Path:
+        """Path of a verified copy: cache, then shared/data, then (if allowed) a download."""
+        for path in (self.cached_path(), self.shared_path()):
+            if path is not None and path.is_file():
+                verify(path, self.sha256)
+                return path
+        if not download:
+            raise self._missing("downloads are disabled")
+        return self._download()
+
+    def _download(self) -> Path:
+        target = self.cached_path()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{self.name}.", suffix=".part")
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(self.url, timeout=60) as response:
+                for block in iter(lambda: response.read(1 << 20), b""):
+                    out.write(block)
+            verify(tmp, self.sha256, shown_as=self.url)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise self._missing(f"download failed: {exc}") from exc
+        finally:
+            tmp.unlink(missing_ok=True)
+        return target
+
+    def _missing(self, why: str) -> DataError:
+        return DataError(
+            f"data file {self.name} is not available ({why}); download it from {self.url} "
+            f"and put it in {self.cached_path().parent}"
+        )
+
+
+def verify(path: Path, expected: str, shown_as: str | None = None) -> None:
+    actual = sha256_of(path)
+    if actual != expected:
+        raise DataError(
+            f"checksum mismatch for {shown_as or path}: expected sha256 {expected}, got {actual}"
+        )

@@ -1,0 +1,57 @@
+"""Run identity: what makes two runs the same computation.
+
+``config_hash`` covers the resolved config except the keys that cannot change a result
+(tracking, force, the sweep and report specs, Hydra's own node); key order is irrelevant.
+``run_key`` adds the data set fingerprint and the package version. A FINISHED run with the
+same ``run_key`` is not executed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+
+from omegaconf import DictConfig, OmegaConf
+
+import svmrepro
+
+#: top-level keys that never change what a run computes
+NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "sweep", "report"})
+
+
+def identity_config(cfg: DictConfig | Mapping) -> dict:
+    """The resolved config as plain containers, without the non-identity keys."""
+    plain = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True) if isinstance(cfg, DictConfig) else dict(cfg)
+    return {k: v for k, v in plain.items() if k not in NON_IDENTITY_KEYS}
+
+
+def _digest(obj) -> str:
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def config_hash(cfg: DictConfig | Mapping) -> str:
+    return _digest(identity_config(cfg))
+
+
+def run_key(cfg: DictConfig | Mapping, dataset_fingerprint: str, version: str | None = None) -> str:
+    return _digest(
+        {
+            "config": config_hash(cfg),
+            "data": dataset_fingerprint,
+            "version": version or svmrepro.__version__,
+        }
+    )
+
+
+def flatten(tree: Mapping, prefix: str = "") -> dict[str, object]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; lists stay values."""
+    flat: dict[str, object] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, prefix=f"{name}."))
+        else:
+            flat[name] = value
+    return flat

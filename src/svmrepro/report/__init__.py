@@ -1,0 +1,70 @@
+"""Outputs (tables and figures) built only from what the runs logged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from svmrepro.report.figures import plot
+from svmrepro.report.runs import write_runs
+from svmrepro.report.spec import ReportSpec
+from svmrepro.report.tables import read_paper, summarise, to_markdown, with_paper
+
+
+@dataclass(frozen=True)
+class Output:
+    table_md: Path
+    table_csv: Path
+    figure: Path
+    runs_csv: Path
+
+
+def output_paths(spec: ReportSpec, out_dir: Path) -> Output:
+    stem = out_dir / spec.output_id
+    return Output(
+        table_md=stem.with_suffix(".md"),
+        table_csv=stem.with_suffix(".csv"),
+        figure=stem.with_suffix(".png"),
+        runs_csv=stem.parent / f"{spec.output_id}.runs.csv",
+    )
+
+
+def _provenance(runs: pd.DataFrame, mode: str) -> list[str]:
+    def values(column: str) -> str:
+        return ", ".join(sorted(runs[column].dropna().astype(str).unique())) if column in runs else "unknown"
+
+    return [
+        f"- mode `{mode}`, {len(runs)} runs; code commit(s): {values('tags.git_commit')}",
+        f"- machine(s): {values('tags.cpu_model')} ({values('tags.cpu_count')} cores)",
+    ]
+
+
+def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path, mode: str) -> Output:
+    """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from."""
+    paths = output_paths(spec, out_dir)
+    table = summarise(runs, spec)
+    paper_path = spec.paper_path(root)
+    paper = read_paper(paper_path) if paper_path else None
+    if paper is not None:
+        table = with_paper(table, paper, spec)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_runs(runs, paths.runs_csv)
+    table.to_csv(paths.table_csv, index=False)
+    plot(table, paper, spec, paths.figure)
+    lines = [f"# {spec.title}", "", *_provenance(runs, mode)]
+    if paper_path:
+        lines.append(f"- paper numbers: `{spec.paper}` (`source` column says where each was read)")
+    lines += [
+        f"- regenerate: `svmrepro-reproduce {spec.paper_id} --mode {mode}` "
+        f"(or `--from-csv` from `{paths.runs_csv.name}`)",
+        "",
+        to_markdown(table, spec),
+        "",
+        f"![{spec.output_id}]({paths.figure.name})",
+    ]
+    if spec.deviations:
+        lines += ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
+    paths.table_md.write_text("\n".join(lines) + "\n")
+    return paths

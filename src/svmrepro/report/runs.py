@@ -1,0 +1,58 @@
+"""The tidy runs table behind every output: one row per run, MLflow's column names.
+
+Columns are ``run_id``, ``status``, ``start_time``, ``params.<key>``, ``metrics.<name>`` and
+``tags.<name>``. The same table is written beside each output as ``<id>.runs.csv``, so an output
+can be rebuilt from git alone (``svmrepro-reproduce --from-csv``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mlflow
+import pandas as pd
+
+from svmrepro.errors import SvmReproError
+from svmrepro.tracking import retry_locked, tracking_uri
+
+KEEP_PREFIXES = ("params.", "metrics.", "tags.")
+KEEP_COLUMNS = ("run_id", "status", "start_time")
+#: tags that only repeat MLflow's bookkeeping
+DROP_TAGS = ("tags.mlflow.",)
+
+
+def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.DataFrame:
+    """FINISHED runs of ``experiment`` in ``mode``; of identical configs, the latest only."""
+    mlflow.set_tracking_uri(tracking_uri(uri))
+    found = retry_locked(
+        lambda: mlflow.search_runs(
+            experiment_names=[experiment],
+            filter_string=f"attributes.status = 'FINISHED' and tags.mode = '{mode}'",
+            output_format="pandas",
+        )
+    )
+    if found.empty:
+        return found
+    found = found.sort_values("start_time").drop_duplicates("tags.config_hash", keep="last")
+    return tidy(found)
+
+
+def tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    columns = [
+        c for c in frame.columns
+        if (c in KEEP_COLUMNS or c.startswith(KEEP_PREFIXES)) and not c.startswith(DROP_TAGS)
+    ]
+    out = frame[columns].copy()
+    out["start_time"] = pd.to_datetime(out["start_time"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return out.sort_values([c for c in ("tags.algorithm", "start_time") if c in out]).reset_index(drop=True)
+
+
+def write_runs(frame: pd.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+
+
+def read_runs(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise SvmReproError(f"no runs table at {path}: run svmrepro-reproduce without --from-csv first")
+    return pd.read_csv(path)

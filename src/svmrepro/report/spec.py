@@ -1,0 +1,64 @@
+"""The regeneration spec of one output, read from the ``report:`` node of its experiment YAML.
+
+    report:
+      title: "Fig. 3: ..."
+      x: params.dataset.n_train        # a column of the runs table (MLflow naming)
+      x_label: training set size
+      group: tags.algorithm            # one curve / block of rows per value
+      metrics: [n_sv, test_error]      # metrics.<name> columns, one panel each
+      logx: false
+      logy: [n_sv]                     # panels drawn on a log scale
+      paper: experiments/<paper>/<file>.csv   # the paper's numbers (optional)
+      deviations: ["where our setup differs, in one line each"]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from svmrepro.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    experiment: str
+    title: str
+    x: str
+    metrics: tuple[str, ...]
+    group: str = "tags.algorithm"
+    x_label: str | None = None
+    logx: bool = False
+    logy: tuple[str, ...] = ()
+    paper: str | None = None
+    deviations: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def paper_id(self) -> str:
+        return self.experiment.split("/")[0]
+
+    @property
+    def output_id(self) -> str:
+        return self.experiment.split("/")[-1]
+
+    def paper_path(self, root: Path) -> Path | None:
+        return root / self.paper if self.paper else None
+
+
+def spec_from_config(experiment: str, report: DictConfig | dict | None) -> ReportSpec:
+    if not report:
+        raise ConfigError(f"experiment {experiment} has no report: section, so it has no output")
+    node = OmegaConf.to_container(report, resolve=True) if isinstance(report, DictConfig) else dict(report)
+    allowed = set(ReportSpec.__dataclass_fields__) - {"experiment"}
+    unknown = set(node) - allowed
+    if unknown:
+        raise ConfigError(f"{experiment}: report.{sorted(unknown)[0]} is not a report key; allowed: {sorted(allowed)}")
+    for required in ("title", "x", "metrics"):
+        if required not in node:
+            raise ConfigError(f"{experiment}: report.{required} is missing")
+    for key in ("metrics", "logy", "deviations"):
+        if key in node:
+            node[key] = tuple(node[key])
+    return ReportSpec(experiment=experiment, **node)

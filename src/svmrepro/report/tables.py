@@ -1,0 +1,106 @@
+"""Aggregate runs into the table of one output, with the paper's numbers beside ours.
+
+A paper file (``experiments/<paper>/*.csv``) has the columns ``group, x, metric, value, low,
+high, source``: a single value or a range read off a plot; a blank ``x`` applies to every x.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from svmrepro.errors import SvmReproError
+from svmrepro.report.spec import ReportSpec
+
+PAPER_COLUMNS = ("group", "x", "metric", "value", "low", "high", "source")
+
+
+def _numeric(series: pd.Series) -> pd.Series:
+    converted = pd.to_numeric(series, errors="coerce")
+    return converted if converted.notna().all() else series.astype(str)
+
+
+def check_columns(runs: pd.DataFrame, spec: ReportSpec) -> None:
+    """Every column the spec names exists in the runs, or one line says which does not."""
+    for column in (spec.x, spec.group, *(f"metrics.{m}" for m in spec.metrics)):
+        if column not in runs.columns:
+            logged = sorted(c.removeprefix("metrics.") for c in runs.columns if c.startswith("metrics."))
+            raise SvmReproError(
+                f"{spec.experiment}: the report asks for {column!r}, which no run logged; "
+                f"logged metrics: {', '.join(logged) or 'none'}"
+            )
+
+
+def summarise(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
+    """Mean, standard deviation and count of each metric per (group, x)."""
+    check_columns(runs, spec)
+    frame = runs.assign(group=runs[spec.group].astype(str), x=_numeric(runs[spec.x]))
+    grouped = frame.groupby(["group", "x"], sort=True)
+    table = grouped.size().rename("runs").to_frame()
+    for metric in spec.metrics:
+        values = grouped[f"metrics.{metric}"]
+        table[f"{metric}_mean"] = values.mean()
+        table[f"{metric}_std"] = values.std(ddof=1)
+    return table.reset_index()
+
+
+def read_paper(path: Path) -> pd.DataFrame:
+    paper = pd.read_csv(path, dtype={"group": str})
+    missing = set(PAPER_COLUMNS) - set(paper.columns)
+    if missing:
+        raise SvmReproError(f"{path}: missing columns {sorted(missing)}; expected {list(PAPER_COLUMNS)}")
+    return paper
+
+
+def paper_text(row: pd.Series) -> str:
+    if pd.notna(row["value"]):
+        return f"{row['value']:g}"
+    return f"{row['low']:g}–{row['high']:g}"
+
+
+def with_paper(table: pd.DataFrame, paper: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
+    """Add ``<metric>_paper`` columns; paper points with no run of ours get rows of their own."""
+    paper = paper[paper["metric"].isin(spec.metrics)]
+    pointwise = paper[paper["x"].notna()].assign(x=lambda p: _numeric(p["x"]))
+    keys = pointwise[["group", "x"]].drop_duplicates()
+    if not keys.empty and table["x"].dtype != keys["x"].dtype:
+        keys = keys.astype({"x": table["x"].dtype})
+        pointwise = pointwise.astype({"x": table["x"].dtype})
+    out = table.merge(keys, on=["group", "x"], how="outer").sort_values(["group", "x"])
+    out["runs"] = out["runs"].fillna(0).astype(int)
+    for metric in spec.metrics:
+        column = pd.Series("", index=out.index, dtype=object)
+        for _, row in paper[paper["metric"] == metric].iterrows():
+            at = out["group"] == row["group"]
+            if pd.notna(row["x"]):
+                at &= out["x"] == pointwise.loc[row.name, "x"]
+            column[at] = paper_text(row)
+        out[f"{metric}_paper"] = column
+    return out.reset_index(drop=True)
+
+
+def _cell(mean: float, std: float) -> str:
+    if pd.isna(mean):
+        return "—"
+    text = f"{mean:.4g}"
+    return text if pd.isna(std) else f"{text} ± {std:.2g}"
+
+
+def to_markdown(table: pd.DataFrame, spec: ReportSpec) -> str:
+    has_paper = any(f"{m}_paper" in table for m in spec.metrics)
+    header = [spec.group.split(".")[-1], spec.x_label or spec.x, "runs"]
+    for metric in spec.metrics:
+        header.append(f"{metric} (ours)")
+        if has_paper:
+            header.append(f"{metric} (paper)")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in table.iterrows():
+        cells = [str(row["group"]), f"{row['x']:g}" if isinstance(row["x"], (int, float, np.number)) else str(row["x"]), str(row["runs"])]
+        for metric in spec.metrics:
+            cells.append(_cell(row[f"{metric}_mean"], row[f"{metric}_std"]))
+            if has_paper:
+                cells.append(row.get(f"{metric}_paper", "") or "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

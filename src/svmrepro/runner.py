@@ -1,0 +1,146 @@
+"""One run: load -> build -> fit (timed) -> predict (timed) -> metrics -> MLflow.
+
+:func:`run` is a plain function of a composed config, so tests and notebooks call it without
+Hydra's command line; ``svmrepro.app`` is the thin Hydra shell around it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from numbers import Real
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from svmrepro import identity
+from svmrepro.build import build
+from svmrepro.data.base import REGRESSION, Dataset
+from svmrepro.environment import environment_tags
+from svmrepro.metrics import error_rate, final_estimator, mean_squared_error, support_counts
+from svmrepro.tracking import RUN_KEY_TAG, Store, experiment_name
+
+log = logging.getLogger(__name__)
+
+FINISHED, SKIPPED = "FINISHED", "SKIPPED"
+
+
+@dataclass
+class RunResult:
+    status: str
+    run_id: str
+    run_key: str
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def _timed(call):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = call()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def measure(estimator, data: Dataset) -> dict[str, float]:
+    """Fit ``estimator`` on the training split and score it; every number a run reports."""
+    _, fit_wall, fit_cpu = _timed(lambda: estimator.fit(data.X_train, data.y_train))
+    train_pred, train_wall, _ = _timed(lambda: estimator.predict(data.X_train))
+    test_pred, test_wall, _ = _timed(lambda: estimator.predict(data.X_test))
+    metrics = {
+        "n_train": data.n_train,
+        "n_test": data.n_test,
+        "fit_time_s": fit_wall,
+        "fit_cpu_s": fit_cpu,
+        "predict_time_s": test_wall,
+        "predict_train_time_s": train_wall,
+        **support_counts(estimator),
+        **{f"data.{k}": v for k, v in data.info.items()},
+    }
+    score = mean_squared_error if data.task == REGRESSION else error_rate
+    prefix = "mse" if data.task == REGRESSION else "error"
+    metrics[f"train_{prefix}"] = score(data.y_train, train_pred)
+    metrics[f"test_{prefix}"] = score(data.y_test, test_pred)
+    if data.y_test_clean is not None:
+        metrics[f"clean_test_{prefix}"] = score(data.y_test_clean, test_pred)
+    if data.X_val is not None and data.y_val is not None:
+        metrics[f"val_{prefix}"] = score(data.y_val, estimator.predict(data.X_val))
+    if hasattr(estimator, "refit_time_"):
+        metrics["refit_time_s"] = estimator.refit_time_
+        metrics["search_time_s"] = fit_wall - estimator.refit_time_
+    return metrics
+
+
+def split_diagnostics(diagnostics: Mapping) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Scalars become metrics, numeric sequences step-indexed series; the rest stays in the JSON."""
+    scalars, series = {}, {}
+    for key, value in diagnostics.items():
+        if isinstance(value, Real) and not isinstance(value, bool):
+            scalars[key] = float(value)
+        elif isinstance(value, (list, tuple, np.ndarray)) and all(
+            isinstance(v, Real) and not isinstance(v, bool) for v in np.ravel(value)
+        ):
+            series[key] = [float(v) for v in np.ravel(value)]
+    return scalars, series
+
+
+def _selected_params(estimator) -> dict[str, object]:
+    best = getattr(estimator, "best_params_", None) or {}
+    return {f"selected.{k}": v for k, v in best.items()}
+
+
+def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> RunResult:
+    """Execute one configured run, or skip it when an identical run already FINISHED.
+
+    ``choices`` are the config-group options picked (``experiment``, ``dataset``,
+    ``algorithm``); they name the MLflow experiment and tag the run.
+    """
+    choices = dict(choices or {})
+    parts = build(cfg)
+    fingerprint = parts.source.fingerprint()
+    key = identity.run_key(cfg, fingerprint)
+    store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
+    exp_name = experiment_name(choices)
+    exp_id = store.experiment_id(exp_name)
+    done = store.finished_run_id(exp_id, key)
+    if done and not cfg.force:
+        log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
+        return RunResult(SKIPPED, done, key)
+
+    data = parts.source.load(int(cfg.seed))  # before the run exists: a data error logs nothing
+    algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
+    dataset = choices.get("dataset") or parts.source.name
+    tags = {
+        **environment_tags(),
+        "paper": exp_name.split("/")[0],
+        "experiment": exp_name,
+        "dataset": dataset,
+        "algorithm": algorithm,
+        "seed": str(cfg.seed),
+        "mode": identity.identity_config(cfg)["mode"],
+        "config_hash": identity.config_hash(cfg),
+        "data_fingerprint": fingerprint,
+        RUN_KEY_TAG: key,
+    }
+    run_id = store.start_run(exp_id, f"{algorithm}-{dataset}-seed{cfg.seed}", tags)
+    try:
+        store.log_params(run_id, identity.flatten(identity.identity_config(cfg)))
+        store.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
+        metrics = measure(parts.estimator, data)
+        diagnostics = getattr(final_estimator(parts.estimator), "diagnostics_", None) or {}
+        scalars, series = split_diagnostics(diagnostics)
+        metrics.update(scalars)
+        store.log_params(run_id, _selected_params(parts.estimator))
+        store.log_metrics(run_id, metrics, series)
+        if diagnostics:
+            store.log_json(run_id, diagnostics, "diagnostics.json")
+    except BaseException:
+        store.log_text(run_id, traceback.format_exc(), "traceback.txt")
+        store.terminate(run_id, "FAILED")
+        raise
+    store.terminate(run_id, FINISHED)
+    log.info(
+        "run %s FINISHED: %s", run_id,
+        ", ".join(f"{k}={metrics[k]:.4g}" for k in ("n_sv", "test_error", "fit_time_s") if k in metrics),
+    )
+    return RunResult(FINISHED, run_id, key, metrics)

@@ -1,0 +1,50 @@
+"""Typed schema of the run settings shared by every run (seed, mode, tracking, force).
+
+Registered in Hydra's ConfigStore as ``run_settings`` and listed first in ``conf/config.yaml``'s
+defaults, so a mistyped mode or a non-integer seed fails at composition, before any data is read.
+Data sets and algorithms have no schema here: their Python signatures are their schemas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+class Mode(str, Enum):
+    quick = "quick"  # small sizes, few seeds: minutes on 2 cores; results/quick/ (not committed)
+    full = "full"  # the paper's settings; results/<paper>/ (committed)
+
+
+@dataclass
+class TrackingSettings:
+    #: MLflow tracking URI; None means $MLFLOW_TRACKING_URI, else the embedded <project>/mlflow.db
+    uri: Optional[str] = None
+    #: artifact root for experiments this project creates in an embedded store; None: beside mlflow.db
+    artifact_root: Optional[str] = None
+
+
+@dataclass
+class RunSettings:
+    #: constructor configs (``_target_`` + arguments) of conf/dataset/ and conf/algorithm/
+    dataset: Any = MISSING
+    algorithm: Any = MISSING
+    seed: int = 0
+    mode: Mode = Mode.quick
+    #: re-run even when a FINISHED run with the same identity exists
+    force: bool = False
+    tracking: TrackingSettings = field(default_factory=TrackingSettings)
+    #: grid search of the estimator's parameters (None: fit the configured values)
+    selection: Optional[Any] = None
+    #: an experiment's sweep per mode (``hydra.sweeper.params`` points at ``sweep.<mode>``)
+    sweep: Optional[Any] = None
+    #: an experiment's regeneration spec, read by svmrepro-reproduce (see svmrepro.report)
+    report: Optional[Any] = None
+
+
+def register() -> None:
+    ConfigStore.instance().store(name="run_settings", node=RunSettings)

@@ -1,0 +1,24 @@
+import pytest
+
+from svmrepro.compose import compose_config
+
+
+@pytest.fixture
+def store_uri(tmp_path):
+    """A fresh embedded MLflow store (SQLite) for one test."""
+    return f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
+@pytest.fixture
+def tiny_cfg(store_uri):
+    """A seconds-long run: linear SVC on 120 Gaussian-cloud points, logged to the test's store."""
+
+    def make(*overrides):
+        return compose_config(
+            [
+                "dataset=gaussian_clouds", "dataset.n_train=120", "dataset.n_test=200",
+                "algorithm=svc_linear", f"tracking.uri={store_uri}", *overrides,
+            ]
+        )
+
+    return make

@@ -1,0 +1,80 @@
+"""Every config composes, instantiates cheaply, and bad values fail with one clear line."""
+
+import subprocess
+import sys
+
+import pytest
+from hydra.errors import ConfigCompositionException
+from hydra.utils import instantiate
+
+from svmrepro.build import build
+from svmrepro.compose import CONF_DIR, compose_config, experiments
+from svmrepro.errors import ConfigError
+
+DATASETS = sorted(p.stem for p in (CONF_DIR / "dataset").glob("*.yaml"))
+ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml"))
+EXPERIMENTS = experiments()
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+@pytest.mark.parametrize("mode", ["quick", "full"])
+def test_every_experiment_composes_with_a_sweep_and_a_report(experiment, mode):
+    cfg = compose_config([f"experiment={experiment}", f"mode={mode}"])
+    assert cfg.sweep[mode], f"{experiment} has no sweep for mode {mode}"
+    assert cfg.report.metrics
+    build(cfg)  # constructors validate every value without loading data
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_every_dataset_config_instantiates_without_loading(dataset):
+    cfg = compose_config([f"dataset={dataset}"])
+    source = instantiate(cfg.dataset)
+    assert len(source.fingerprint()) == 64
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_every_algorithm_config_builds(algorithm):
+    parts = build(compose_config([f"algorithm={algorithm}"]))
+    assert hasattr(parts.estimator, "fit")
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("algorithm.C=-1", "algorithm.C"),
+        ("algorithm.kernel=gaussian", "algorithm.kernel"),
+        ("dataset.std=-2", "dataset.std"),
+        ("dataset.n_train=1", "dataset.n_train"),
+        # an invalid grid point is caught before the search runs
+        ("selection.param_grid.C=[1.0,-3.0]", "selection.param_grid.C"),
+    ],
+)
+def test_bad_values_name_the_key_the_value_and_what_is_allowed(override, key):
+    with pytest.raises(ConfigError) as err:
+        build(compose_config(["selection=grid_cv", override]))
+    message = str(err.value)
+    assert key in message and "\n" not in message
+    assert "expected" in message or "must be" in message
+
+
+def test_unknown_mode_is_refused_at_composition_with_the_valid_ones():
+    with pytest.raises(ConfigCompositionException) as err:
+        compose_config(["mode=fast"])
+    assert "expected one of [quick, full]" in str(err.value.__cause__)
+
+
+def test_unknown_group_option_lists_the_valid_ones():
+    with pytest.raises(Exception) as err:
+        compose_config(["dataset=no_such_data"])
+    assert "gaussian_clouds" in str(err.value)
+
+
+def test_command_line_bad_value_is_one_line_and_exit_code_2(store_uri):
+    done = subprocess.run(
+        [sys.executable, "-m", "svmrepro", "algorithm=svc_linear", "algorithm.C=-1", f"tracking.uri={store_uri}"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("svmrepro-run: error: algorithm.C=-1")
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,67 @@
+"""A tiny 2-job joblib multirun into a new SQLite store, read back, re-run, and reported."""
+
+import subprocess
+import sys
+
+import mlflow
+import pandas as pd
+import pytest
+
+from svmrepro.reproduce import main as reproduce
+
+EXPERIMENT = "cross_training/fig3_baseline"
+
+
+def _sweep(store_uri, sweep_dir):
+    command = [
+        sys.executable, "-m", "svmrepro", "-m", f"experiment={EXPERIMENT}",
+        "dataset.n_train=150,200", "dataset.n_test=300", "seed=0",
+        "selection.param_grid.C=[1.0]", "selection.cv.n_splits=3",
+        "hydra/launcher=parallel", "hydra.launcher.n_jobs=2",
+        f"tracking.uri={store_uri}", f"hydra.sweep.dir={sweep_dir}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    root = tmp_path_factory.mktemp("e2e")
+    store_uri = f"sqlite:///{root / 'mlflow.db'}"
+    first_log = _sweep(store_uri, root / "sweep1")
+    mlflow.set_tracking_uri(store_uri)
+    first = mlflow.search_runs(experiment_names=[EXPERIMENT])
+    second_log = _sweep(store_uri, root / "sweep2")
+    second = mlflow.search_runs(experiment_names=[EXPERIMENT])
+    return root, store_uri, first, second, first_log, second_log
+
+
+def test_both_jobs_finish_in_a_new_store(swept):
+    _, _, first, _, first_log, _ = swept
+    assert len(first) == 2 and set(first["status"]) == {"FINISHED"}
+    assert sorted(first["params.dataset.n_train"].astype(int)) == [150, 200]
+    assert "already exists" not in first_log
+
+
+def test_rerunning_the_sweep_executes_nothing(swept):
+    _, _, first, second, _, second_log = swept
+    assert sorted(second["run_id"]) == sorted(first["run_id"])
+    assert second_log.count("skip: run") == 2
+
+
+def test_reproduce_builds_the_output_and_rebuilds_it_from_csv(swept):
+    root, store_uri, *_ = swept
+    results = root / "results"
+    args = ["--experiment", EXPERIMENT, "--tracking-uri", store_uri, "--results-dir", str(results)]
+    assert reproduce([*args, "--no-run"]) == 0
+    out = results / "cross_training"
+    table = pd.read_csv(out / "fig3_baseline.csv")
+    ours = table[table["runs"] > 0]
+    assert sorted(ours["x"]) == [150, 200] and set(ours["runs"]) == {1}
+    runs = pd.read_csv(out / "fig3_baseline.runs.csv")
+    assert len(runs) == 2 and (out / "fig3_baseline.png").stat().st_size > 0
+    built_from_mlflow = (out / "fig3_baseline.md").read_text()
+    (out / "fig3_baseline.md").unlink()
+    assert reproduce([*args, "--from-csv"]) == 0
+    assert (out / "fig3_baseline.md").read_text() == built_from_mlflow
