@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, open_dict
 
 from svmrepro import settings
 from svmrepro.data.files import PROJECT_ROOT
@@ -26,3 +28,19 @@ def experiments(paper: str | None = None) -> list[str]:
 
 def papers() -> list[str]:
     return sorted(p.name for p in (CONF_DIR / "experiment").iterdir() if p.is_dir())
+
+
+def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]]:
+    """A run's config (without Hydra's node) and the group options chosen, as svmrepro-run gets them."""
+    cfg = compose_config(overrides, return_hydra_config=True)
+    choices = dict(cfg.hydra.runtime.choices)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    return cfg, choices
+
+
+def sweep_jobs(sweep: dict[str, object]) -> list[list[str]]:
+    """The overrides of every job of a ``{key: "a,b" | "range(3)" | value}`` sweep, as Hydra expands it."""
+    parser = OverridesParser.create()
+    overrides = parser.parse_overrides([f"{key}={value}" for key, value in sweep.items()])
+    return BasicSweeper.split_arguments(overrides, None)[0]

@@ -42,6 +42,8 @@ class RunSettings:
     selection: Optional[Any] = None
     #: an experiment's sweep per mode (``hydra.sweeper.params`` points at ``sweep.<mode>``)
     sweep: Optional[Any] = None
+    #: overrides that shrink an experiment to seconds for its smoke test (tests/test_experiments.py)
+    smoke: Optional[Any] = None
     #: an experiment's regeneration spec, read by svmrepro-reproduce (see svmrepro.report)
     report: Optional[Any] = None
 

@@ -1,0 +1,1 @@
+"""The papers' algorithms as scikit-learn estimators, one per module."""

@@ -1,0 +1,27 @@
+"""Every experiment, shrunk by its ``smoke:`` overrides, runs its whole sweep and builds its output."""
+
+import pytest
+from omegaconf import OmegaConf
+
+from svmrepro.compose import compose_config, compose_run, experiments, sweep_jobs
+from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.report import build_output
+from svmrepro.report.runs import runs_from_mlflow
+from svmrepro.report.spec import spec_from_config
+from svmrepro.runner import run
+
+
+@pytest.mark.parametrize("experiment", experiments())
+def test_experiment_smoke_runs_its_sweep_and_builds_its_output(experiment, store_uri, tmp_path):
+    base = [f"experiment={experiment}", "mode=quick", f"tracking.uri={store_uri}"]
+    cfg = compose_config(base)
+    assert cfg.smoke, f"{experiment} needs a smoke: node that makes it run in seconds"
+    sweep = {**OmegaConf.to_container(cfg.sweep.quick), **OmegaConf.to_container(cfg.smoke)}
+    jobs = sweep_jobs(sweep)
+    for job in jobs:
+        run(*compose_run([*base, *job]))
+    runs = runs_from_mlflow(experiment, "quick", store_uri)
+    assert len(runs) == len(jobs)
+    spec = spec_from_config(experiment, cfg.report)
+    paths = build_output(spec, runs, tmp_path, PROJECT_ROOT, "quick")
+    assert paths.table_md.is_file() and paths.figure.is_file()
