@@ -28,8 +28,8 @@ REGRESSION = "regression"
 class Dataset:
     """Arrays of one realisation of a data set.
 
-    ``y_*_clean`` hold the labels before label noise was applied (``None`` for noise-free
-    data), so runs can report the error on clean labels. Classification labels are ``-1/+1``
+    ``y_*_clean`` hold the labels before label noise was applied (``None`` for data sets without
+    a label-noise option), so runs can report the error on clean labels. Classification labels are ``-1/+1``
     for two-class problems.
     """
 

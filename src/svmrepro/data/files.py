@@ -13,12 +13,17 @@ import hashlib
 import os
 import tempfile
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from svmrepro.errors import DataError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
+#: set to 1 to forbid downloads (tests, air-gapped machines): a missing file is then an error at once
+OFFLINE_ENV = "SVMREPRO_OFFLINE"
 
 
 def data_home() -> Path:
@@ -72,24 +77,20 @@ class RemoteFile:
                 verify(path, self.sha256)
                 return path
         if not download:
-            raise self._missing("downloads are disabled")
+            raise self._missing("it is not downloaded automatically")
+        if os.environ.get(OFFLINE_ENV, "") not in ("", "0"):
+            raise self._missing(f"downloads are disabled by {OFFLINE_ENV}")
         return self._download()
 
     def _download(self) -> Path:
         target = self.cached_path()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{self.name}.", suffix=".part")
-        tmp = Path(tmp_name)
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(self.url, timeout=60) as response:
-                for block in iter(lambda: response.read(1 << 20), b""):
-                    out.write(block)
-            verify(tmp, self.sha256, shown_as=self.url)
-            os.replace(tmp, target)
+            with atomic_write(target, check=lambda tmp: verify(tmp, self.sha256, shown_as=self.url)) as out:
+                with urllib.request.urlopen(self.url, timeout=60) as response:
+                    for block in iter(lambda: response.read(1 << 20), b""):
+                        out.write(block)
         except OSError as exc:
             raise self._missing(f"download failed: {exc}") from exc
-        finally:
-            tmp.unlink(missing_ok=True)
         return target
 
     def _missing(self, why: str) -> DataError:
@@ -97,6 +98,24 @@ class RemoteFile:
             f"data file {self.name} is not available ({why}); download it from {self.url} "
             f"and put it in {self.cached_path().parent}"
         )
+
+
+@contextmanager
+def atomic_write(target: Path, check: Callable[[Path], None] | None = None) -> Iterator[BinaryIO]:
+    """A binary handle on a temporary file beside ``target``, renamed onto it only when the block
+    succeeded and ``check(temporary path)`` passed; readers never see a partial file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+        if check is not None:
+            check(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private to its owner
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def verify(path: Path, expected: str, shown_as: str | None = None) -> None:

@@ -53,4 +53,7 @@ class UniformSquares(DatasetSource):
     def load(self, seed: int) -> Dataset:
         X_train, y_train = self._draw(self.n_train, rng_for(seed, "uniform_squares/train"))
         X_test, y_test = self._draw(self.n_test, rng_for(seed, "uniform_squares/test"))
-        return Dataset(self.name, X_train, y_train, X_test, y_test, fingerprint=self.fingerprint())
+        return Dataset(
+            self.name, X_train, y_train, X_test, y_test,
+            fingerprint=self.fingerprint(), info={"bayes_risk": self.bayes_risk},
+        )
