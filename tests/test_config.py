@@ -78,3 +78,14 @@ def test_command_line_bad_value_is_one_line_and_exit_code_2(store_uri):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith("svmrepro-run: error: algorithm.C=-1")
     assert "Traceback" not in done.stderr
+
+
+def test_estimators_nested_in_a_meta_estimator_are_validated_too():
+    cfg = compose_config(["algorithm=svc"])
+    cfg.algorithm = {
+        "_target_": "sklearn.model_selection.GridSearchCV",
+        "estimator": {"_target_": "sklearn.svm.SVC", "kernel": "gaussian"},
+        "param_grid": {"C": [1.0]},
+    }
+    with pytest.raises(ConfigError, match=r"algorithm\.estimator\.kernel='gaussian' is invalid"):
+        build(cfg)

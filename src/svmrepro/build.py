@@ -12,7 +12,7 @@ from typing import Any
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -27,9 +27,9 @@ class RunParts:
     estimator: Any
 
 
-def _instantiate(node: DictConfig, key: str, **kwargs):
-    try:
-        return instantiate(node, **kwargs)
+def _instantiate(node: DictConfig, key: str):
+    try:  # plain lists and dicts: scikit-learn's validation rejects OmegaConf containers
+        return instantiate(node, _convert_="all")
     except InstantiationException as exc:
         cause = exc.__cause__
         if isinstance(cause, SvmReproError):
@@ -38,13 +38,18 @@ def _instantiate(node: DictConfig, key: str, **kwargs):
 
 
 def check_estimator_params(estimator, key: str) -> None:
-    """Validate against the estimator's ``_parameter_constraints`` (scikit-learn's own table)."""
-    try:
-        estimator._validate_params()
-    except InvalidParameterError as exc:
-        name = str(exc).split("'")[1] if "'" in str(exc) else "?"
-        value = estimator.get_params(deep=False).get(name, "?")
-        raise ConfigError(f"{key}.{name}={value!r} is invalid: {exc}") from None
+    """Validate against the estimator's ``_parameter_constraints`` (scikit-learn's own table),
+    then every estimator nested in its parameters (``estimator=SVC(...)`` of meta-estimators)."""
+    params = estimator.get_params(deep=False)
+    if hasattr(estimator, "_validate_params"):
+        try:
+            estimator._validate_params()
+        except InvalidParameterError as exc:
+            name = str(exc).split("'")[1] if "'" in str(exc) else "?"
+            raise ConfigError(f"{key}.{name}={params.get(name, '?')!r} is invalid: {exc}") from None
+    for name, value in params.items():
+        if isinstance(value, BaseEstimator):
+            check_estimator_params(value, f"{key}.{name}")
 
 
 def _check_grid(estimator, param_grid) -> None:

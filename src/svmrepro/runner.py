@@ -121,6 +121,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         "config_hash": identity.config_hash(cfg),
         "data_fingerprint": fingerprint,
         RUN_KEY_TAG: key,
+        # every config-group option picked, e.g. choice.selection=grid_cv
+        **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
     }
     run_id = store.start_run(exp_id, f"{algorithm}-{dataset}-seed{cfg.seed}", tags)
     try:
