@@ -7,6 +7,7 @@ Hydra's command line; ``svmrepro.app`` is the thin Hydra shell around it.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import traceback
 from collections.abc import Mapping
@@ -121,6 +122,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         "config_hash": identity.config_hash(cfg),
         "data_fingerprint": fingerprint,
         RUN_KEY_TAG: key,
+        # timings are only comparable on an otherwise idle machine: record how busy it was
+        "load_avg_1m": f"{os.getloadavg()[0]:.2f}",
         # every config-group option picked, e.g. choice.selection=grid_cv
         **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
     }
