@@ -16,8 +16,7 @@ def test_experiment_smoke_runs_its_sweep_and_builds_its_output(experiment, store
     base = [f"experiment={experiment}", "mode=quick", f"tracking.uri={store_uri}"]
     cfg = compose_config(base)
     assert cfg.smoke, f"{experiment} needs a smoke: node that makes it run in seconds"
-    sweep = {**OmegaConf.to_container(cfg.sweep.quick), **OmegaConf.to_container(cfg.smoke)}
-    jobs = sweep_jobs(sweep)
+    jobs = sweep_jobs(cfg.sweep.quick, OmegaConf.to_container(cfg.smoke))
     for job in jobs:
         run(*compose_run([*base, *job]))
     runs = runs_from_mlflow(experiment, "quick", store_uri)
@@ -25,3 +24,13 @@ def test_experiment_smoke_runs_its_sweep_and_builds_its_output(experiment, store
     spec = spec_from_config(experiment, cfg.report)
     paths = build_output(spec, runs, tmp_path, PROJECT_ROOT, "quick")
     assert paths.table_md.is_file() and paths.figure.is_file()
+
+
+def test_a_sweep_is_a_grid_or_the_union_of_grids_with_overrides_on_each():
+    grid = {"seed": "0,1", "dataset.n_train": "100"}
+    assert sorted(map(tuple, sweep_jobs(grid))) == [("seed=0", "dataset.n_train=100"), ("seed=1", "dataset.n_train=100")]
+    union = [{"algorithm": "svc", "algorithm.C": "1,10"}, {"algorithm": "cross_training", "seed": "range(3)"}]
+    jobs = sweep_jobs(union, {"seed": 7})
+    assert len(jobs) == 2 + 1  # the extra seed=7 replaces range(3) in the second grid
+    assert all("seed=7" in job for job in jobs)
+    assert sum("algorithm=svc" in job for job in jobs) == 2

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hydra import compose, initialize_config_dir
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra_plugins.svmrepro_sweeper.mode_sweeper import expand, sweep_grids
 from omegaconf import DictConfig, open_dict
 
 from svmrepro import settings
@@ -39,8 +39,9 @@ def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]
     return cfg, choices
 
 
-def sweep_jobs(sweep: dict[str, object]) -> list[list[str]]:
-    """The overrides of every job of a ``{key: "a,b" | "range(3)" | value}`` sweep, as Hydra expands it."""
+def sweep_jobs(sweep, extra: dict[str, object] | None = None) -> list[list[str]]:
+    """The overrides of every job of an experiment's sweep (a grid or a list of grids), with
+    ``extra`` applied to each grid, exactly as ``svmrepro-run -m`` expands it."""
     parser = OverridesParser.create()
-    overrides = parser.parse_overrides([f"{key}={value}" for key, value in sweep.items()])
-    return BasicSweeper.split_arguments(overrides, None)[0]
+    overrides = parser.parse_overrides([f"{key}={value}" for key, value in (extra or {}).items()])
+    return expand(sweep_grids(sweep), overrides, parser)

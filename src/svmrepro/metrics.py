@@ -8,6 +8,7 @@ LIBSVM model expose ``support_counts_`` (a dict with the three counts) instead.
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR
 
@@ -36,6 +37,15 @@ def _alpha_bounds(model) -> np.ndarray:
     return np.repeat(model.C * model.class_weight_, model.n_support_)
 
 
+def bounded_mask(model) -> np.ndarray:
+    """For each support vector of a fitted LIBSVM model, whether its alpha is at the box bound.
+
+    A multi-class SV is bounded when any of its one-vs-one coefficients is.
+    """
+    dual = model.dual_coef_.toarray() if issparse(model.dual_coef_) else model.dual_coef_
+    return np.abs(dual).max(axis=0) >= _alpha_bounds(model) * (1 - BOUND_RTOL)
+
+
 def support_counts(estimator) -> dict[str, int]:
     """``n_sv``, ``n_bounded_sv`` and ``n_free_sv`` of a fitted estimator (empty if it has none)."""
     model = final_estimator(estimator)
@@ -43,9 +53,7 @@ def support_counts(estimator) -> dict[str, int]:
         return dict(model.support_counts_)
     if not isinstance(model, (SVC, NuSVC, SVR, NuSVR)):
         return {}
-    # a multi-class SV is bounded when any of its one-vs-one coefficients is
-    alpha = np.abs(model.dual_coef_).max(axis=0)
-    bounded = int(np.sum(alpha >= _alpha_bounds(model) * (1 - BOUND_RTOL)))
+    bounded = int(bounded_mask(model).sum())
     n_sv = int(model.support_.shape[0])
     return {"n_sv": n_sv, "n_bounded_sv": bounded, "n_free_sv": n_sv - bounded}
 

@@ -20,10 +20,13 @@ from pathlib import Path
 
 import yaml
 
-from svmrepro.compose import compose_config, experiments, papers
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from svmrepro.compose import compose_config, experiments, papers, sweep_jobs
 from svmrepro.data.files import PROJECT_ROOT
-from svmrepro.errors import SvmReproError
-from svmrepro.report import build_output, output_paths
+from svmrepro.errors import DataError, SvmReproError
+from svmrepro.report import build_output, output_paths, write_not_run
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.spec import ReportSpec, spec_from_config
 
@@ -69,9 +72,36 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
     return subprocess.run(command, cwd=PROJECT_ROOT).returncode == 0
 
 
+def missing_data(experiment: str, mode: str) -> str | None:
+    """Why the data of some job of the sweep cannot be had (files absent and not downloadable), or None.
+
+    Fetching is the loaders' own code, so a file that can be downloaded is downloaded here.
+    """
+    base = [f"experiment={experiment}", f"mode={mode}"]
+    seen = set()
+    for job in sweep_jobs(compose_config(base).sweep[mode]):
+        node = compose_config([*base, *job]).dataset
+        key = OmegaConf.to_yaml(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        source = instantiate(node)
+        try:
+            for remote in getattr(source, "remote_files", list)():
+                remote.fetch()
+        except DataError as exc:
+            return str(exc)
+    return None
+
+
 def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> None:
     spec = spec_of(experiment, plan.mode)
     out_dir = plan.results_dir / spec.paper_id
+    reason = None if args.from_csv else missing_data(experiment, plan.mode)
+    if reason:
+        path = write_not_run(spec, out_dir, reason)
+        log.warning("%s: not run (%s); wrote %s", experiment, reason, path)
+        return
     if args.from_csv:
         runs = read_runs(output_paths(spec, out_dir).runs_csv)
     else:

@@ -9,7 +9,7 @@ Results come back in input order, so parallel and serial fits give identical mod
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -33,3 +33,11 @@ def fit_each(
     """
     done = Parallel(n_jobs=n_jobs)(delayed(_fit_timed)(clone(estimator), X, y) for X, y in parts)
     return [model for model, _ in done], [seconds for _, seconds in done]
+
+
+def map_each(function: Callable, items: Sequence, n_jobs: int | None = None) -> list:
+    """``[function(item) for item in items]``, in parallel, in input order (e.g. decision values
+    of each sub-model on the whole training set)."""
+    if n_jobs in (None, 1) or len(items) < 2:
+        return [function(item) for item in items]
+    return Parallel(n_jobs=n_jobs)(delayed(function)(item) for item in items)

@@ -68,3 +68,14 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path
         lines += ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
     paths.table_md.write_text("\n".join(lines) + "\n")
     return paths
+
+
+def write_not_run(spec: ReportSpec, out_dir: Path, reason: str) -> Path:
+    """The output's page when its runs could not be made: what is missing, never a blank table."""
+    paths = output_paths(spec, out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = [f"# {spec.title}", "", f"**not run**: {reason}"]
+    if spec.deviations:
+        lines += ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
+    paths.table_md.write_text("\n".join(lines) + "\n")
+    return paths.table_md

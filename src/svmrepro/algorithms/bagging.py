@@ -1,0 +1,106 @@
+"""Bagging the first-stage SVMs of cross-training (Bakir, Bottou, Weston 2004, Fig. 4, dashed line).
+
+The same ``s`` SVMs as :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC` steps 1-2
+(same subsets for the same ``random_state``), combined by averaging their decision values or
+their votes instead of editing the training set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils._param_validation import StrOptions
+
+from svmrepro.algorithms.cross_training import FirstStageSVC, best_threshold_shift
+from svmrepro.metrics import bounded_mask, final_estimator
+
+
+def _support_flags(model, subset: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Indices into the training X of a LIBSVM model's SVs, and which of them are bounded."""
+    model = final_estimator(model)
+    if not hasattr(model, "dual_coef_"):
+        return None
+    return subset[model.support_], bounded_mask(model)
+
+
+class BaggedFirstStageSVC(FirstStageSVC):
+    """Average (or vote) of the s first-stage SVMs of cross-training.
+
+    Parameters are those of :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC`'s first
+    stage (``estimator``, ``n_subsets``, ``subset_size``, ``validation_size``, ``n_jobs``,
+    ``random_state``), plus:
+
+    aggregation : {"mean", "vote"}, default="mean"
+        The decision value is the mean of the s decision values, or the mean of their signs
+        (a tie among an even number of votes predicts ``classes_[0]``).
+    threshold : {"svm", "final", "all"}, default="svm"
+        "final" shifts the aggregated decision to its best validation error, "all" also each
+        first-stage SVM's threshold before aggregating (cf. sec. 4.3).
+
+    Attributes
+    ----------
+    estimators_, subsets_, validation_indices_, first_stage_shifts_, classes_ : as in
+        CrossTrainingSVC.
+    threshold_shift_ : float
+        Added to the aggregated decision.
+    support_ : indices into X of the distinct support vectors of all first-stage SVMs: the
+        kernel expansions a prediction evaluates.
+    support_counts_ : dict
+        ``n_sv`` = distinct SVs (``len(support_)``); ``n_bounded_sv`` = distinct SVs at their
+        bound in at least one SVM; ``n_free_sv`` = the rest; ``n_sv_sum`` = SVs summed over the
+        s SVMs (an example in two subsets counts twice). Empty if the SVMs are not LIBSVM models.
+    diagnostics_ : dict
+        First-stage sizes, #SV and fit times (per SVM, sum, max, wall).
+    """
+
+    _parameter_constraints: dict = {
+        **FirstStageSVC._parameter_constraints,
+        "aggregation": [StrOptions({"mean", "vote"})],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        n_subsets=5,
+        subset_size=None,
+        aggregation="mean",
+        validation_size=None,
+        threshold="svm",
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.n_subsets = n_subsets
+        self.subset_size = subset_size
+        self.aggregation = aggregation
+        self.validation_size = validation_size
+        self.threshold = threshold
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y, _, diagnostics = self._fit_first_stage(X, y)
+        val = self.validation_indices_
+        self.threshold_shift_ = 0.0
+        if self.threshold != "svm":
+            self.threshold_shift_ = best_threshold_shift(self._decision(X[val]), y[val])
+        self.support_counts_ = {}
+        flags = [_support_flags(m, s) for m, s in zip(self.estimators_, self.subsets_)]
+        if all(f is not None for f in flags):
+            sv = np.concatenate([index for index, _ in flags])
+            bounded = np.concatenate([b for _, b in flags])
+            self.support_ = np.unique(sv)
+            n_bounded = len(np.unique(sv[bounded]))
+            self.support_counts_ = {
+                "n_sv": len(self.support_),
+                "n_bounded_sv": n_bounded,
+                "n_free_sv": len(self.support_) - n_bounded,
+                "n_sv_sum": len(sv),
+            }
+        self.diagnostics_ = {**diagnostics, "threshold_shift": self.threshold_shift_}
+        return self
+
+    def _decision(self, X):
+        decisions = self.first_stage_decisions(X)
+        return np.mean(decisions if self.aggregation == "mean" else np.sign(decisions), axis=0)

@@ -1,0 +1,465 @@
+"""Cross-training (Bakir, Bottou, Weston, NIPS 2004, Algorithm 3) and its first stage.
+
+Cross-training edits the training set with ``s`` first-stage SVMs before training the final
+SVM: an example whose margin ``y_i f_r(x_i)`` is negative for (nearly) every first-stage SVM is
+discarded as misclassified (as MULTIEDIT would), one whose margin exceeds 1 for (nearly) every
+SVM is discarded as confidently recognized (as CONDENSE would). Removing both makes the edited
+set closer to separable, so the final SVM has far fewer support vectors.
+
+The numerical rules are plain functions (:func:`draw_subsets`, :func:`cross_training_keep`,
+:func:`rebalance`, :func:`best_threshold_shift`); :class:`FirstStageSVC` holds the parameters
+and the first-stage fit shared by :class:`CrossTrainingSVC` and
+:class:`svmrepro.algorithms.bagging.BaggedFirstStageSVC`.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from svmrepro.algorithms.parallel import fit_each, map_each
+from svmrepro.metrics import final_estimator, support_counts
+
+# ---------------------------------------------------------------------------------------------
+# Plain functions: Algorithm 3's steps and the sec. 4.3 options
+
+
+def draw_subsets(y: np.ndarray, n_subsets: int, subset_size: int | None, rng, names=(-1, 1)) -> list[np.ndarray]:
+    """Algorithm 3, step 1: indices of the ``s`` first-stage training sets (``y`` in {-1, +1}).
+
+    ``subset_size=r``: each subset draws ``r // 2`` examples of class -1 and ``r - r // 2`` of
+    class +1 without replacement; subsets are drawn independently, so they overlap when
+    ``s * r`` exceeds the training set (Table 1: Banana 5x200 out of 400).
+    ``subset_size=None``: a stratified partition of the training set into ``s`` parts (Fig. 3
+    and Fig. 4, "splitting the 11982 training examples into 5 subsets").
+    ``names`` are the original labels of classes -1 and +1, for the error messages.
+    """
+    by_class = [(np.flatnonzero(y < 0), names[0]), (np.flatnonzero(y > 0), names[1])]
+    if subset_size is None:
+        for idx, name in by_class:
+            if len(idx) < n_subsets:
+                raise ValueError(
+                    f"n_subsets={n_subsets}: a partition into {n_subsets} parts needs at least {n_subsets} "
+                    f"examples of each class, but class {name!r} has {len(idx)}"
+                )
+        parts = [np.array_split(rng.permutation(idx), n_subsets) for idx, _ in by_class]
+        return [np.sort(np.concatenate(pair)) for pair in zip(*parts)]
+    per_class = (subset_size // 2, subset_size - subset_size // 2)
+    for (idx, name), k in zip(by_class, per_class):
+        if k > len(idx):
+            raise ValueError(
+                f"subset_size={subset_size} draws {k} examples of class {name!r} per subset (r/2), "
+                f"but the training set has only {len(idx)} of them"
+            )
+    return [
+        np.sort(np.concatenate([rng.choice(idx, k, replace=False) for (idx, _), k in zip(by_class, per_class)]))
+        for _ in range(n_subsets)
+    ]
+
+
+class CrossTrainingEdit(NamedTuple):
+    """Outcome of Algorithm 3, steps 3-5, per training example."""
+
+    kept: np.ndarray  #: neither discarded at step 4 nor at step 5
+    misclassified: np.ndarray  #: step 4: m_i + v_i < 0
+    confident: np.ndarray  #: step 5: m_i - v_i > 1
+    mean: np.ndarray  #: m_i
+    spread: np.ndarray  #: v_i
+
+
+def cross_training_keep(margins: np.ndarray, spread: str = "variance") -> CrossTrainingEdit:
+    """Algorithm 3, steps 3-5, on the ``s x n`` matrix of margins ``y_i f_r(x_i)``.
+
+    ``m_i`` is the mean over the ``s`` SVMs. ``v_i`` is, as the paper writes it, the variance
+    ``1/s sum_r (m_i - y_i f_r(x_i))^2`` (``spread="variance"``), or its square root
+    (``spread="std"``): the paper names and defines a variance but compares ``m_i +- v_i`` with
+    margins, which only the standard deviation matches in units.
+    """
+    margins = np.asarray(margins, dtype=float)
+    mean = margins.mean(axis=0)
+    var = ((margins - mean) ** 2).mean(axis=0)
+    v = var if spread == "variance" else np.sqrt(var)
+    misclassified = mean + v < 0
+    confident = mean - v > 1
+    return CrossTrainingEdit(~(misclassified | confident), misclassified, confident, mean, v)
+
+
+def rebalance(kept: np.ndarray, confident: np.ndarray, lower: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Sec. 4.3: indices of step-5 discards to re-insert so the kept classes balance.
+
+    Only the class with fewer kept examples gets examples back, those with the smallest
+    ``lower = m_i - v_i`` (the least confidently recognized) first, until both classes have as
+    many kept examples or that class has no step-5 discards left.
+    """
+    n_neg, n_pos = int(np.sum(kept & (y < 0))), int(np.sum(kept & (y > 0)))
+    minority = -1 if n_neg < n_pos else 1
+    pool = np.flatnonzero(confident & (y == minority))
+    return pool[np.argsort(lower[pool], kind="stable")][: abs(n_pos - n_neg)]
+
+
+def best_threshold_shift(decision: np.ndarray, y: np.ndarray) -> float:
+    """Sec. 4.3: the shift ``delta`` of the SVM threshold ``b`` that minimizes the errors of
+    ``sign(decision + delta)`` on validation labels ``y`` in {-1, +1}; among equally good
+    shifts, the one closest to 0 (the SVM's own ``b``).
+
+    Prediction is +1 where ``decision + delta > 0``, as in :meth:`FirstStageSVC.predict`.
+    """
+    decision, y = np.asarray(decision, dtype=float), np.asarray(y)
+    d = np.sort(decision)
+    # predict +1 iff decision > t; every distinct error count is reached at some midpoint or end
+    t = np.concatenate([[0.0], (d[1:] + d[:-1]) / 2, [d[0] - 1.0, d[-1] + 1.0]])
+    pos, neg = np.sort(decision[y > 0]), np.sort(decision[y < 0])
+    errors = np.searchsorted(pos, t, side="right") + len(neg) - np.searchsorted(neg, t, side="right")
+    return float(-t[np.lexsort((np.abs(t), errors))[0]])
+
+
+def _validation_split(y: np.ndarray, n_val: int, rng, names, size) -> tuple[np.ndarray, np.ndarray]:
+    """Stratified draw of ``n_val`` validation examples (at least one per class)."""
+    val = []
+    for idx, name in ((np.flatnonzero(y < 0), names[0]), (np.flatnonzero(y > 0), names[1])):
+        k = max(1, round(n_val * len(idx) / len(y)))
+        if k >= len(idx):
+            raise ValueError(
+                f"validation_size={size!r} takes {k} of the {len(idx)} examples of class {name!r}, "
+                "leaving none to train on"
+            )
+        val.append(rng.choice(idx, k, replace=False))
+    val = np.sort(np.concatenate(val))
+    return np.setdiff1d(np.arange(len(y)), val), val
+
+
+def _needs_validation(owner, param: str, value) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"The {param!r} parameter of {type(owner).__name__} is chosen on a validation split and must be "
+        f"{repr('svm') if param == 'threshold' else None} when validation_size=None (the paper's sec. 4.3 uses "
+        f"validation_size='auto', r/3 examples). Got {value!r} instead."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Estimators
+
+
+class FirstStageSVC(ClassifierMixin, BaseEstimator):
+    """Parameters and fit of the ``s`` first-stage SVMs (Algorithm 3, steps 1-2).
+
+    Not used on its own: :class:`CrossTrainingSVC` edits the training set with these SVMs,
+    ``BaggedFirstStageSVC`` averages them. Binary classification only.
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "decision_function"]), None],
+        "n_subsets": [Interval(Integral, 2, None, closed="left")],
+        "subset_size": [Interval(Integral, 2, None, closed="left"), Interval(RealNotInt, 0, 1, closed="right"), None],
+        "validation_size": [
+            Interval(Integral, 2, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="neither"),
+            StrOptions({"auto"}),
+            None,
+        ],
+        "threshold": [StrOptions({"svm", "final", "all"})],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def _fit_first_stage(self, X, y):
+        """Validate, split off the validation set, fit the first-stage SVMs.
+
+        Sets ``classes_``, ``estimators_``, ``subsets_``, ``validation_indices_`` and
+        ``first_stage_shifts_``; returns ``(X, y)`` with ``y`` in {-1, +1}, the indices of the
+        training (non-validation) examples, and the first-stage diagnostics.
+        """
+        X, y = validate_data(self, X, y, accept_sparse="csr")
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y")
+        if y_type != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError(f"{type(self).__name__} needs examples of 2 classes; got 1 class ({self.classes_[0]})")
+        y = np.where(y == self.classes_[1], 1, -1)
+        rng = check_random_state(self.random_state)
+        fit_idx, val_idx = np.arange(len(y)), np.array([], dtype=int)
+        if self.validation_size is not None:
+            n_val = self._n_validation(len(y))
+            fit_idx, val_idx = _validation_split(y, n_val, rng, self.classes_.tolist(), self.validation_size)
+        self.validation_indices_ = val_idx
+        local = draw_subsets(y[fit_idx], self.n_subsets, self._subset_size(len(y)), rng, names=self.classes_.tolist())
+        self.subsets_ = [fit_idx[s] for s in local]
+
+        estimator = SVC() if self.estimator is None else self.estimator
+        start = time.perf_counter()
+        self.estimators_, times = fit_each(estimator, [(X[s], y[s]) for s in self.subsets_], n_jobs=self.n_jobs)
+        wall = time.perf_counter() - start
+        self.first_stage_shifts_ = np.zeros(self.n_subsets)
+        if self.threshold == "all":
+            self.first_stage_shifts_ = np.array(
+                [best_threshold_shift(m.decision_function(X[val_idx]), y[val_idx]) for m in self.estimators_]
+            )
+        diagnostics = {
+            "n_fit": len(fit_idx),
+            "n_validation": len(val_idx),
+            "first_stage_sizes": [len(s) for s in self.subsets_],
+            "first_stage_n_sv": [support_counts(m).get("n_sv", np.nan) for m in self.estimators_],
+            "first_stage_fit_times_s": times,
+            "first_stage_fit_time_sum_s": float(np.sum(times)),
+            "first_stage_fit_time_max_s": float(np.max(times)),
+            "first_stage_wall_s": wall,
+        }
+        if self.threshold == "all":
+            diagnostics["first_stage_threshold_shifts"] = self.first_stage_shifts_.tolist()
+        return X, y, fit_idx, diagnostics
+
+    def _validate_params(self):
+        """The constraints table, and the options that need a validation split (so a config fails early)."""
+        super()._validate_params()
+        if self.validation_size is None and self.threshold != "svm":
+            raise _needs_validation(self, "threshold", self.threshold)
+
+    def _subset_size(self, n: int) -> int | None:
+        """r as a count: ``subset_size`` itself, or that fraction of the ``n`` training examples."""
+        if isinstance(self.subset_size, float):
+            return max(2, round(self.subset_size * n))
+        return self.subset_size
+
+    def _n_validation(self, n: int) -> int:
+        size = self.validation_size
+        if size == "auto":  # sec. 4.3: "a validation set by taking r/3 examples from the training set"
+            r = self._subset_size(n) or n // self.n_subsets
+            return max(2, round(r / 3))
+        n_val = round(size * n) if isinstance(size, float) else size
+        if n_val >= n:
+            raise ValueError(f"validation_size={size!r} asks for {n_val} of the {n} training examples")
+        return n_val
+
+    def first_stage_decisions(self, X) -> np.ndarray:
+        """``s x n`` matrix of first-stage decision values ``f_r(x)`` (thresholds as fitted)."""
+        decisions = map_each(lambda model: model.decision_function(X), self.estimators_, n_jobs=self.n_jobs)
+        return np.vstack(decisions) + self.first_stage_shifts_[:, None]
+
+    def decision_function(self, X) -> np.ndarray:
+        """Positive values predict ``classes_[1]``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        return self._decision(X) + self.threshold_shift_
+
+    def predict(self, X) -> np.ndarray:
+        decision = self.decision_function(X)
+        return self.classes_[(decision > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+
+class CrossTrainingSVC(FirstStageSVC):
+    """Cross-training (Bakir, Bottou, Weston 2004, Algorithm 3), with the options of sec. 4.3.
+
+    1. Draw ``n_subsets`` (s) subsets of ``subset_size`` (r) examples, r/2 per class, or
+       partition the training set into s stratified parts (``subset_size=None``).
+    2. Fit a clone of ``estimator`` on each (in parallel, ``n_jobs``).
+    3. For every training example, mean ``m_i`` and spread ``v_i`` of ``y_i f_r(x_i)`` over
+       the s SVMs (each evaluated on every training example, its own subset included).
+    4. Discard ``m_i + v_i < 0`` (misclassified), 5. discard ``m_i - v_i > 1`` (confident).
+    6. Fit ``final_estimator`` on the rest.
+
+    Parameters
+    ----------
+    estimator : classifier with ``decision_function``, default=None
+        First-stage SVM (any kernel, C-SVC or nu-SVC; cloned). None means ``SVC()``. The paper
+        uses "the C which yields the best performance on training sets of size r": set it here.
+    final_estimator : classifier, default=None
+        Final SVM (cloned); None means the same as ``estimator``.
+    n_subsets : int, default=5
+        s, the number of first-stage SVMs.
+    subset_size : int, float in (0, 1] or None, default=None
+        r; a float is r as a fraction of the training set (Table 1's 5x200 of 400 is 0.5), so a
+        config keeps the paper's proportions at any size; None partitions the training set into s parts.
+    spread : {"variance", "std"}, default="variance"
+        ``v_i`` of steps 4-5: the variance as the paper writes it, or the standard deviation.
+    balance : bool, default=False
+        Sec. 4.3: re-insert step-5 discards of the class with fewer kept examples, least
+        confident first, to balance the final training set (:func:`rebalance`).
+    validation_size : int, float, "auto" or None, default=None
+        Examples held out of both stages (stratified) to choose thresholds and the final
+        parameters; "auto" is the paper's r/3 (r = n / s for a partition). Needed by
+        ``threshold != "svm"`` and ``final_param_grid``.
+    threshold : {"svm", "final", "all"}, default="svm"
+        Sec. 4.3, "after training each SVM, we choose the value of the threshold b which
+        achieves the best validation performance": "final" re-chooses b of the final SVM, "all"
+        also of every first-stage SVM before its margins are computed; "svm" keeps LIBSVM's b.
+    final_param_grid : dict or list of dicts, default=None
+        Sec. 3, "for the second stage SVMs, we choose the C parameter which yields the best
+        overall performance measured on a separate validation set": every point of this grid
+        (e.g. ``{"C": [0.1, 1, 10]}``) is fitted on the edited set and the one with the lowest
+        validation error (after its threshold, if re-chosen) is kept; ties go to the first.
+    n_jobs : int, default=None
+        Parallel first-stage fits (:func:`svmrepro.algorithms.parallel.fit_each`).
+    random_state : int, RandomState or None, default=None
+        Draws the validation split and the subsets.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    estimators_ : list of the s fitted first-stage estimators (trained on labels -1/+1)
+    subsets_ : list of s index arrays into the training X
+    validation_indices_ : indices into X held out for validation (empty without)
+    margin_mean_, margin_spread_ : ndarray of shape (n_samples,)
+        ``m_i`` and ``v_i``; NaN for validation examples.
+    edit_ : CrossTrainingEdit
+        Steps 3-5 over the non-validation examples (in the order of ``np.setdiff1d`` of X's
+        indices and ``validation_indices_``).
+    sample_indices_ : indices into X of the final training set (after re-balancing)
+    final_estimator_ : the fitted final SVM
+    support_ : indices into X of the final SVM's support vectors (if it has ``support_``)
+    support_counts_ : dict
+        ``n_sv``, ``n_bounded_sv``, ``n_free_sv`` of the final SVM.
+    threshold_shift_ : float
+        Added to the final SVM's decision values (0 unless ``threshold != "svm"``).
+    first_stage_shifts_ : ndarray of shape (s,)
+    best_params_ : dict
+        The ``final_param_grid`` point chosen (empty without a grid).
+    diagnostics_ : dict
+        Counts kept / discarded at step 4 / discarded at step 5 / re-inserted, the final class
+        balance, first-stage sizes, #SV and fit times (per SVM, sum, max, wall), margin and
+        final fit times.
+
+    References
+    ----------
+    G. Bakir, L. Bottou, J. Weston. Breaking SVM complexity with cross-training. NIPS 17, 2004.
+    """
+
+    _parameter_constraints: dict = {
+        **FirstStageSVC._parameter_constraints,
+        "final_estimator": [HasMethods(["fit", "decision_function"]), None],
+        "spread": [StrOptions({"variance", "std"})],
+        "balance": ["boolean"],
+        "final_param_grid": [dict, list, None],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        final_estimator=None,
+        n_subsets=5,
+        subset_size=None,
+        spread="variance",
+        balance=False,
+        validation_size=None,
+        threshold="svm",
+        final_param_grid=None,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.final_estimator = final_estimator
+        self.n_subsets = n_subsets
+        self.subset_size = subset_size
+        self.spread = spread
+        self.balance = balance
+        self.validation_size = validation_size
+        self.threshold = threshold
+        self.final_param_grid = final_param_grid
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _validate_params(self):
+        super()._validate_params()
+        if self.validation_size is None and self.final_param_grid is not None:
+            raise _needs_validation(self, "final_param_grid", self.final_param_grid)
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y, fit_idx, diagnostics = self._fit_first_stage(X, y)
+        val_idx = self.validation_indices_
+
+        start = time.perf_counter()
+        margins = y[fit_idx] * self.first_stage_decisions(X[fit_idx])
+        self.edit_ = edit = cross_training_keep(margins, self.spread)
+        margin_time = time.perf_counter() - start
+        self.margin_mean_ = np.full(len(y), np.nan)
+        self.margin_spread_ = np.full(len(y), np.nan)
+        self.margin_mean_[fit_idx], self.margin_spread_[fit_idx] = edit.mean, edit.spread
+
+        keep = edit.kept.copy()
+        reinserted = np.array([], dtype=int)
+        if self.balance:
+            reinserted = rebalance(edit.kept, edit.confident, edit.mean - edit.spread, y[fit_idx])
+            keep[reinserted] = True
+        self.sample_indices_ = idx = fit_idx[keep]
+        n_neg, n_pos = int(np.sum(y[idx] < 0)), int(np.sum(y[idx] > 0))
+        if min(n_neg, n_pos) == 0:
+            neg, pos = self.classes_.tolist()
+            raise ValueError(
+                f"after editing the final training set has {n_neg} examples of class {neg!r} and {n_pos} of "
+                f"class {pos!r} ({int(edit.misclassified.sum())} discarded as misclassified, "
+                f"{int(edit.confident.sum())} as confident); try "
+                f"{'' if self.balance else 'balance=True, '}spread='std', a larger subset_size or another "
+                "C of the first-stage estimator"
+            )
+
+        final_diagnostics = self._fit_final(X[idx], y[idx], X[val_idx], y[val_idx])
+        final = final_estimator(self.final_estimator_)
+        if hasattr(final, "support_"):
+            self.support_ = idx[final.support_]
+        self.support_counts_ = support_counts(self.final_estimator_)
+        self.diagnostics_ = {
+            **diagnostics,
+            "margin_time_s": margin_time,
+            "n_kept": int(edit.kept.sum()),
+            "n_discarded_misclassified": int(edit.misclassified.sum()),
+            "n_discarded_confident": int(edit.confident.sum()),
+            "n_reinserted": len(reinserted),
+            "n_final_train": len(idx),
+            "final_n_neg": n_neg,
+            "final_n_pos": n_pos,
+            "final_pos_fraction": n_pos / len(idx),
+            **final_diagnostics,
+        }
+        return self
+
+    def _fit_final(self, X, y, X_val, y_val) -> dict:
+        """Step 6, with the sec. 4.3 threshold and the final parameters chosen on validation.
+
+        Sets ``final_estimator_``, ``threshold_shift_``, ``best_params_``; returns diagnostics.
+        """
+        base = self.estimator if self.final_estimator is None else self.final_estimator
+        base = SVC() if base is None else base
+        grid = ParameterGrid(self.final_param_grid) if self.final_param_grid is not None else [{}]
+        best, times, val_errors = None, [], []
+        for params in grid:
+            (model,), (seconds,) = fit_each(clone(base).set_params(**params), [(X, y)], n_jobs=1)
+            decision = model.decision_function(X_val) if len(y_val) else np.zeros(0)
+            shift = best_threshold_shift(decision, y_val) if self.threshold != "svm" else 0.0
+            error = np.mean((decision + shift > 0) != (y_val > 0)) if len(y_val) else np.nan
+            times.append(seconds)
+            val_errors.append(float(error))
+            if best is None or error < best[0]:
+                best = (error, model, shift, params, seconds)
+        error, self.final_estimator_, self.threshold_shift_, self.best_params_, seconds = best
+        diagnostics = {
+            "final_fit_time_s": seconds,
+            "final_search_time_s": float(np.sum(times)),
+            "threshold_shift": self.threshold_shift_,
+            "final_params": dict(self.best_params_),
+            **{f"final_{k}": v for k, v in self.best_params_.items() if isinstance(v, (int, float))},
+        }
+        if len(y_val):
+            diagnostics.update(final_validation_error=float(error), final_grid_validation_errors=val_errors)
+        return diagnostics
+
+    def _decision(self, X):
+        return self.final_estimator_.decision_function(X)
