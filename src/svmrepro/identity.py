@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 import svmrepro
 
 #: top-level keys that never change what a run computes
-NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "sweep", "smoke", "report"})
+NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "smoke", "report"})
 
 
 def identity_config(cfg: DictConfig | Mapping) -> dict:

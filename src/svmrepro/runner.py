@@ -122,6 +122,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         "config_hash": identity.config_hash(cfg),
         "data_fingerprint": fingerprint,
         RUN_KEY_TAG: key,
+        "label": cfg.label or dataset,
         # timings are only comparable on an otherwise idle machine: record how busy it was
         "load_avg_1m": f"{os.getloadavg()[0]:.2f}",
         # every config-group option picked, e.g. choice.selection=grid_cv

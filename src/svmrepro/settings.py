@@ -37,6 +37,8 @@ class RunSettings:
     mode: Mode = Mode.quick
     #: re-run even when a FINISHED run with the same identity exists
     force: bool = False
+    #: a name for the configuration, e.g. a table row ("adult_3185"); a tag, not part of the identity
+    label: Optional[str] = None
     tracking: TrackingSettings = field(default_factory=TrackingSettings)
     #: grid search of the estimator's parameters (None: fit the configured values)
     selection: Optional[Any] = None
