@@ -65,3 +65,13 @@ def test_reproduce_builds_the_output_and_rebuilds_it_from_csv(swept):
     (out / "fig3_baseline.md").unlink()
     assert reproduce([*args, "--from-csv"]) == 0
     assert (out / "fig3_baseline.md").read_text() == built_from_mlflow
+
+
+def test_an_output_shows_the_runs_of_the_experiments_it_includes(swept):
+    root, store_uri, *_ = swept
+    results = root / "results_include"
+    # cross_training/fig3 includes fig3_baseline's LIBSVM runs; fig3 itself has none in this store
+    args = ["--experiment", "cross_training/fig3", "--tracking-uri", store_uri, "--results-dir", str(results)]
+    assert reproduce([*args, "--no-run"]) == 0
+    table = pd.read_csv(results / "cross_training" / "fig3.csv")
+    assert set(table.loc[table["runs"] > 0, "group"]) == {"svc_linear"}

@@ -1,3 +1,4 @@
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -62,3 +63,54 @@ def test_build_output_writes_all_four_files(tmp_path):
     for path in (paths.table_md, paths.table_csv, paths.figure, paths.runs_csv):
         assert path.stat().st_size > 0
     assert "20 ± 10" in paths.table_md.read_text()
+
+
+def test_summary_row_mean_averages_over_x_and_meets_the_papers_mean():
+    spec = spec_from_config(
+        "paper_x/t1",
+        {"title": "t", "x": "params.n", "metrics": ["n_sv"], "summary_row": "mean"},
+    )
+    paper = PAPER.assign(x=["100", "mean", None])
+    table = with_paper(summarise(RUNS, spec), paper, spec).set_index("x")
+    assert list(table.index) == ["100", "200", "mean"]
+    assert table.loc["mean", "n_sv_mean"] == pytest.approx(35.0)  # mean of the per-x means 20 and 50
+    assert table.loc["mean", "n_sv_std"] == pytest.approx(np.std([20.0, 50.0], ddof=1))
+    assert table.loc["mean", "runs"] == 4
+    assert table.loc["mean", "n_sv_paper"] == "90" and table.loc["100", "n_sv_paper"] == "55"
+
+
+def test_rows_from_metrics_unfolds_per_step_metrics_into_rows(tmp_path):
+    runs = pd.DataFrame(
+        {
+            "params.seed": ["1", "2", "1"],
+            "tags.algorithm": ["cascade", "cascade", "svc"],
+            "metrics.n_sv": [5.0, 6.0, 7.0],
+            "metrics.step1.T1.n_sv": [3.0, 5.0, None],
+            "metrics.step1.T1.fit_time_s": [0.1, 0.3, None],
+            "metrics.step2.T12.n_sv": [4.0, 4.0, None],
+            "metrics.step2.T12.fit_time_s": [0.2, 0.2, None],
+        }
+    )
+    spec = spec_from_config(
+        "paper_x/t6",
+        {"title": "t", "x": "row", "metrics": ["n_sv", "fit_time_s"],
+         "rows_from_metrics": r"(?P<row>step\d\.\w+)\.(?P<metric>n_sv|fit_time_s)"},
+    )
+    table = summarise(runs, spec).set_index("x")
+    assert list(table.index) == ["step1.T1", "step2.T12"]  # the svc run has no step metrics
+    assert table.loc["step1.T1", "n_sv_mean"] == 4.0 and table.loc["step1.T1", "runs"] == 2
+    assert table.loc["step2.T12", "fit_time_s_mean"] == pytest.approx(0.2)
+    assert "step1.T1" in build_output(spec, runs, tmp_path, tmp_path, "quick").table_md.read_text()
+
+
+@pytest.mark.parametrize(
+    ("node", "message"),
+    [
+        ({"summary_row": "median"}, "summary_row='median'; allowed: mean"),
+        ({"rows_from_metrics": r"step(?P<row>\d)"}, "named groups 'row' and 'metric'"),
+        ({"rows_from_metrics": "step(("}, "not a regular expression"),
+    ],
+)
+def test_bad_summary_and_row_options_are_refused(node, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        spec_from_config("p/f", {"title": "t", "x": "a", "metrics": ["m"], **node})

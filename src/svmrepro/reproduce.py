@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from hydra.utils import instantiate
@@ -107,7 +108,10 @@ def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> None
     else:
         if not args.no_run and not run_sweep(experiment, plan, args.tracking_uri, args.override):
             log.error("%s: some runs failed; the output is built from the runs that finished", experiment)
-        runs = runs_from_mlflow(experiment, plan.mode, args.tracking_uri)
+        runs = pd.concat(
+            [runs_from_mlflow(name, plan.mode, args.tracking_uri) for name in (experiment, *spec.include)],
+            ignore_index=True,
+        )
         if runs.empty:
             raise SvmReproError(f"{experiment}: no FINISHED runs in mode {plan.mode}")
     paths = build_output(spec, runs, out_dir, PROJECT_ROOT, plan.mode)

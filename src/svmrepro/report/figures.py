@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import pandas as pd  # noqa: E402
 
 from svmrepro.report.spec import ReportSpec  # noqa: E402
+from svmrepro.report.tables import x_label  # noqa: E402
 
 
 def plot(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec, path: Path) -> None:
@@ -29,6 +30,8 @@ def plot(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec, path
         ax.set_ylabel(metric)
         if spec.logx and numeric_x:
             ax.set_xscale("log")
+        if not numeric_x:
+            ax.tick_params(axis="x", labelrotation=30)
         if metric in spec.logy:
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
@@ -49,8 +52,8 @@ def _draw_paper(ax, paper: pd.DataFrame, numeric_x: bool) -> None:
                     ax.axhline(row["value"], ls="--", color="grey", label=label)
                 else:
                     ax.axhspan(row["low"], row["high"], color="grey", alpha=0.15, label=label)
-            elif numeric_x:
-                x = float(row["x"])
+            else:  # a category axis puts the paper's point on our row of the same label
+                x = float(row["x"]) if numeric_x else x_label(row["x"])
                 if pd.notna(row["value"]):
                     ax.plot([x], [row["value"]], "ks", mfc="none", label=label)
                 else:

@@ -1,4 +1,4 @@
-"""The regeneration spec of one output, read from the ``report:`` node of its experiment YAML.
+r"""The regeneration spec of one output, read from the ``report:`` node of its experiment YAML.
 
     report:
       title: "Fig. 3: ..."
@@ -10,16 +10,29 @@
       logy: [n_sv]                     # panels drawn on a log scale
       paper: experiments/<paper>/<file>.csv   # the paper's numbers (optional)
       deviations: ["where our setup differs, in one line each"]
+      include: [<paper>/<id>]          # optional: runs of other experiments shown beside this one's
+      summary_row: mean                # optional: a row per group averaging its x values
+      rows_from_metrics: '(?P<row>step\d\.\w+)\.(?P<metric>\w+)'   # optional, see below
+
+``rows_from_metrics`` turns each run into several rows: every logged metric whose name matches
+the regular expression (named groups ``row`` and ``metric``) becomes the value of
+``metrics.<metric>`` in the row ``<row>`` (column ``row``, so ``x: row``); the run's other metrics
+are dropped. A run's per-step diagnostics (``step1.T1.n_sv``, ...) become a table of steps.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
 from svmrepro.errors import ConfigError
+
+
+#: summary rows a report can add per group (``x`` of the row = its name)
+SUMMARY_ROWS = ("mean",)
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,9 @@ class ReportSpec:
     logy: tuple[str, ...] = ()
     paper: str | None = None
     deviations: tuple[str, ...] = field(default_factory=tuple)
+    include: tuple[str, ...] = ()
+    summary_row: str | None = None
+    rows_from_metrics: str | None = None
 
     @property
     def paper_id(self) -> str:
@@ -58,7 +74,17 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
     for required in ("title", "x", "metrics"):
         if required not in node:
             raise ConfigError(f"{experiment}: report.{required} is missing")
-    for key in ("metrics", "logy", "deviations"):
+    for key in ("metrics", "logy", "deviations", "include"):
         if key in node:
             node[key] = tuple(node[key])
+    if node.get("summary_row") not in (None, *SUMMARY_ROWS):
+        allowed = ", ".join(SUMMARY_ROWS)
+        raise ConfigError(f"{experiment}: report.summary_row={node['summary_row']!r}; allowed: {allowed}")
+    if node.get("rows_from_metrics") is not None:
+        try:
+            groups = set(re.compile(node["rows_from_metrics"]).groupindex)
+        except re.error as exc:
+            raise ConfigError(f"{experiment}: report.rows_from_metrics is not a regular expression: {exc}") from None
+        if groups != {"row", "metric"}:
+            raise ConfigError(f"{experiment}: report.rows_from_metrics needs the named groups 'row' and 'metric'")
     return ReportSpec(experiment=experiment, **node)

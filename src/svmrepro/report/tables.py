@@ -6,6 +6,7 @@ high, source``: a single value or a range read off a plot; a blank ``x`` applies
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,13 @@ def _numeric(series: pd.Series) -> pd.Series:
     return converted if converted.notna().all() else series.astype(str)
 
 
+def x_label(value) -> str:
+    """How an x value is written in tables and matched with the paper's: ``1.0`` -> ``1``."""
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)):
+        return f"{value:g}"
+    return str(value)
+
+
 def check_columns(runs: pd.DataFrame, spec: ReportSpec) -> None:
     """Every column the spec names exists in the runs, or one line says which does not."""
     for column in (spec.x, spec.group, *(f"metrics.{m}" for m in spec.metrics)):
@@ -33,8 +41,44 @@ def check_columns(runs: pd.DataFrame, spec: ReportSpec) -> None:
             )
 
 
+def rows_from_metrics(runs: pd.DataFrame, pattern: str) -> pd.DataFrame:
+    """One row per (run, ``row`` of ``pattern``): matching metrics renamed ``metrics.<metric>``.
+
+    Rows are in the order their first metric appears; a run without any metric of a row has no
+    such row. The run's params, tags and other columns repeat on each of its rows.
+    """
+    regex = re.compile(pattern)
+    found = {c: regex.fullmatch(c.removeprefix("metrics.")) for c in runs.columns if c.startswith("metrics.")}
+    found = {c: match for c, match in found.items() if match}
+    if not found:
+        raise SvmReproError(f"no logged metric matches rows_from_metrics {pattern!r}")
+    others = [c for c in runs.columns if not c.startswith("metrics.")]
+    pieces = []
+    for row in dict.fromkeys(match["row"] for match in found.values()):
+        columns = {f"metrics.{m['metric']}": runs[c] for c, m in found.items() if m["row"] == row}
+        piece = pd.concat([runs[others], pd.DataFrame(columns)], axis=1).assign(row=row)
+        pieces.append(piece.dropna(how="all", subset=list(columns)))
+    return pd.concat(pieces, ignore_index=True)
+
+
+def add_summary_rows(table: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
+    """A row ``x = spec.summary_row`` per group: the mean over its x of each metric's mean, the
+    standard deviation of those means across x, and the group's run count; x becomes text."""
+    table = table.assign(x=table["x"].map(x_label))
+    grouped = table.groupby("group", sort=False)
+    summary = grouped["runs"].sum().to_frame().assign(x=spec.summary_row)
+    for metric in spec.metrics:
+        summary[f"{metric}_mean"] = grouped[f"{metric}_mean"].mean()
+        summary[f"{metric}_std"] = grouped[f"{metric}_mean"].std(ddof=1)
+    out = pd.concat([table, summary.reset_index()[table.columns]], ignore_index=True)
+    return out.sort_values("group", kind="stable").reset_index(drop=True)
+
+
 def summarise(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
-    """Mean, standard deviation and count of each metric per (group, x)."""
+    """Mean, standard deviation and count of each metric per (group, x); with
+    ``rows_from_metrics`` the runs are first unfolded, with ``summary_row`` a row per group added."""
+    if spec.rows_from_metrics:
+        runs = rows_from_metrics(runs, spec.rows_from_metrics)
     check_columns(runs, spec)
     frame = runs.assign(group=runs[spec.group].astype(str), x=_numeric(runs[spec.x]))
     grouped = frame.groupby(["group", "x"], sort=True)
@@ -43,7 +87,8 @@ def summarise(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
         values = grouped[f"metrics.{metric}"]
         table[f"{metric}_mean"] = values.mean()
         table[f"{metric}_std"] = values.std(ddof=1)
-    return table.reset_index()
+    table = table.reset_index()
+    return add_summary_rows(table, spec) if spec.summary_row else table
 
 
 def read_paper(path: Path) -> pd.DataFrame:
@@ -64,6 +109,8 @@ def with_paper(table: pd.DataFrame, paper: pd.DataFrame, spec: ReportSpec) -> pd
     """Add ``<metric>_paper`` columns; paper points with no run of ours get rows of their own."""
     paper = paper[paper["metric"].isin(spec.metrics)]
     pointwise = paper[paper["x"].notna()].assign(x=lambda p: _numeric(p["x"]))
+    if not pd.api.types.is_numeric_dtype(table["x"]):
+        pointwise = pointwise.assign(x=pointwise["x"].map(x_label))
     keys = pointwise[["group", "x"]].drop_duplicates()
     if not keys.empty and table["x"].dtype != keys["x"].dtype:
         keys = keys.astype({"x": table["x"].dtype})
@@ -97,7 +144,7 @@ def to_markdown(table: pd.DataFrame, spec: ReportSpec) -> str:
             header.append(f"{metric} (paper)")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in table.iterrows():
-        cells = [str(row["group"]), f"{row['x']:g}" if isinstance(row["x"], (int, float, np.number)) else str(row["x"]), str(row["runs"])]
+        cells = [str(row["group"]), x_label(row["x"]), str(row["runs"])]
         for metric in spec.metrics:
             cells.append(_cell(row[f"{metric}_mean"], row[f"{metric}_std"]))
             if has_paper:
