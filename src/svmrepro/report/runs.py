@@ -38,18 +38,17 @@ def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.D
 
 
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
-    columns = [
-        c for c in frame.columns
-        if (c in KEEP_COLUMNS or c.startswith(KEEP_PREFIXES)) and not c.startswith(DROP_TAGS)
-    ]
-    out = frame[columns].copy()
+    kept = [c for c in frame.columns if c in KEEP_COLUMNS or (c.startswith(KEEP_PREFIXES) and not c.startswith(DROP_TAGS))]
+    out = frame[kept].copy()
     out["start_time"] = pd.to_datetime(out["start_time"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     return out.sort_values([c for c in ("tags.algorithm", "start_time") if c in out]).reset_index(drop=True)
 
 
 def write_runs(frame: pd.DataFrame, path: Path) -> None:
+    """Columns in a fixed order (MLflow returns them in none), so a rebuilt CSV does not churn."""
+    first = [c for c in KEEP_COLUMNS if c in frame.columns]
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False)
+    frame[first + sorted(c for c in frame.columns if c not in first)].to_csv(path, index=False)
 
 
 def read_runs(path: Path) -> pd.DataFrame:
