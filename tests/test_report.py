@@ -1,9 +1,12 @@
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from svmrepro.errors import ConfigError, SvmReproError
 from svmrepro.report import build_output
+from svmrepro.report.runs import read_runs
 from svmrepro.report.spec import spec_from_config
 from svmrepro.report.tables import summarise, with_paper
 
@@ -114,3 +117,98 @@ def test_rows_from_metrics_unfolds_per_step_metrics_into_rows(tmp_path):
 def test_bad_summary_and_row_options_are_refused(node, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         spec_from_config("p/f", {"title": "t", "x": "a", "metrics": ["m"], **node})
+
+
+SCATTER_SPEC = spec_from_config(
+    "paper_x/example",
+    {"title": "t", "x": "params.seed", "metrics": ["n_sv"], "scatter": {"sets": {"psv": "o", "sv": "x"}}},
+)
+SCATTER_RUNS = pd.DataFrame(
+    {"run_id": ["r1", "r2"], "params.seed": ["1", "0"], "tags.algorithm": ["psv_svc"] * 2, "metrics.n_sv": [2.0, 2.0]}
+)
+POINTS = {  # a square of four points, one per corner, and one inside: two potential SVs
+    "X": [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]],
+    "y": [-1, -1, 1, 1, -1],
+    "psv": [1, 2],
+    "sv": [1, 2],
+    "sv_full": [1, 2],  # not named in the spec: left out of the sidecar
+}
+
+
+def test_scatter_draws_one_panel_per_run_into_a_png(tmp_path):
+    from svmrepro.report.scatter import plot_scatter
+
+    path = tmp_path / "example.scatter.png"
+    plot_scatter({"r1": POINTS, "r2": POINTS}, SCATTER_RUNS, SCATTER_SPEC, path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_scatter_points_go_to_a_sidecar_that_from_csv_rebuilds_the_picture(tmp_path, monkeypatch):
+    import mlflow
+
+    artifacts = {"file:///a/r1": {"points": POINTS, "n_sv": 2}, "file:///a/r2": {"n_sv": 2}}  # r2 has no points
+    monkeypatch.setattr(mlflow.artifacts, "load_dict", lambda uri: artifacts[uri.removesuffix("/diagnostics.json")])
+    from_store = SCATTER_RUNS.assign(artifact_uri=["file:///a/r1", "file:///a/r2"])
+    paths = build_output(SCATTER_SPEC, from_store, tmp_path, tmp_path, "quick")
+    assert "artifact_uri" not in paths.runs_csv.read_text()  # a local path has no place in git
+    stored = json.loads(paths.points_json.read_text())
+    assert list(stored) == ["r1"] and set(stored["r1"]) == {"X", "y", "psv", "sv"}
+    assert "Points of 1 of the 2 runs" in paths.table_md.read_text()
+
+    monkeypatch.setattr(mlflow.artifacts, "load_dict", None)  # --from-csv never asks MLflow
+    paths.scatter.unlink()
+    rebuilt = build_output(SCATTER_SPEC, read_runs(paths.runs_csv), tmp_path, tmp_path, "quick")
+    assert rebuilt.scatter.is_file() and json.loads(rebuilt.points_json.read_text()) == stored
+
+
+@pytest.mark.parametrize(
+    ("scatter", "message"),
+    [({"sets": {}}, "sets must map"), ({"sets": {"sv": "circle"}}, "'circle' is not a matplotlib marker"),
+     ({"sets": {"sv": "o"}, "colour": "k"}, "report.scatter must be")],
+)
+def test_bad_scatter_options_are_refused(scatter, message):
+    with pytest.raises(ConfigError, match=message):
+        spec_from_config("p/f", {"title": "t", "x": "a", "metrics": ["m"], "scatter": scatter})
+
+
+def test_numeric_groups_sort_as_numbers_in_the_table_and_the_legend(tmp_path, monkeypatch):
+    from svmrepro.report import figures
+
+    runs = pd.DataFrame({"params.n": ["100"] * 4, "params.d": ["10", "2", "20", "5"], "metrics.n_sv": [1.0, 2, 3, 4]})
+    spec = spec_from_config("p/f", {"title": "t", "x": "params.n", "group": "params.d", "metrics": ["n_sv"]})
+    assert list(summarise(runs, spec)["group"]) == ["2", "5", "10", "20"]
+    drawn = []
+    monkeypatch.setattr(figures.plt, "close", drawn.append)
+    figures.plot(summarise(runs, spec), None, spec, tmp_path / "f.png")
+    legend = [t.get_text() for t in drawn[0].axes[0].get_legend().get_texts()]
+    assert legend == ["ours: 2", "ours: 5", "ours: 10", "ours: 20"]
+    paper = PAPER.assign(group=["2", "10", "5"], metric="n_sv")
+    assert list(with_paper(summarise(runs, spec), paper, spec)["group"].unique()) == ["2", "5", "10", "20"]
+    text = runs.assign(**{"params.d": ["b", "a", "10", "c"]})
+    assert list(summarise(text, spec)["group"]) == ["10", "a", "b", "c"]  # not all numbers: as text
+
+
+def test_a_runs_table_survives_a_csv_round_trip_unchanged(tmp_path):
+    from svmrepro.report.runs import read_runs, write_runs
+
+    runs = pd.DataFrame(
+        {"run_id": ["a", "b"], "params.cv": ["None", "true"], "tags.seed": ["0", "1"], "metrics.n_sv": [3.0, None]}
+    )
+    write_runs(runs, tmp_path / "first.csv")
+    write_runs(read_runs(tmp_path / "first.csv"), tmp_path / "second.csv")
+    assert (tmp_path / "first.csv").read_text() == (tmp_path / "second.csv").read_text()
+    assert read_runs(tmp_path / "first.csv")["params.cv"].tolist() == ["None", "true"]
+
+
+def test_loglog_slopes_recover_a_power_law_and_sit_beside_the_paper():
+    from svmrepro.report.slopes import loglog_slopes
+
+    spec = spec_from_config(
+        "p/t", {"title": "t", "x": "params.n", "metrics": ["fit_time_s"], "slopes": [{"y": "fit_time_s", "x": "params.n"}]}
+    )
+    n = np.array([500, 1000, 2000, 4000])
+    runs = pd.DataFrame({"params.n": n.astype(str), "tags.algorithm": "svr", "metrics.fit_time_s": 3e-6 * n**2.2})
+    paper = pd.DataFrame({"group": ["svr"], "x": [None], "metric": ["fit_time_s_loglog_slope_vs_n"],
+                          "value": [2.08], "low": [None], "high": [None], "source": ["Table 1"]})
+    row = loglog_slopes(runs, spec, paper).iloc[0]
+    assert row["ours"] == pytest.approx(2.2) and row["paper"] == 2.08 and row["runs"] == 4

@@ -9,6 +9,8 @@ import pandas as pd
 
 from svmrepro.report.figures import plot
 from svmrepro.report.runs import write_runs
+from svmrepro.report.scatter import collect_points, plot_scatter, write_points
+from svmrepro.report.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper, summarise, to_markdown, with_paper
 
@@ -19,6 +21,8 @@ class Output:
     table_csv: Path
     figure: Path
     runs_csv: Path
+    scatter: Path
+    points_json: Path
 
 
 def output_paths(spec: ReportSpec, out_dir: Path) -> Output:
@@ -28,6 +32,8 @@ def output_paths(spec: ReportSpec, out_dir: Path) -> Output:
         table_csv=stem.with_suffix(".csv"),
         figure=stem.with_suffix(".png"),
         runs_csv=stem.parent / f"{spec.output_id}.runs.csv",
+        scatter=stem.parent / f"{spec.output_id}.scatter.png",
+        points_json=stem.parent / f"{spec.output_id}.points.json",
     )
 
 
@@ -42,7 +48,8 @@ def _provenance(runs: pd.DataFrame, mode: str) -> list[str]:
 
 
 def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path, mode: str) -> Output:
-    """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from."""
+    """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from; with
+    ``spec.scatter`` also ``<id>.scatter.png`` and the ``<id>.points.json`` it is drawn from."""
     paths = output_paths(spec, out_dir)
     table = summarise(runs, spec)
     paper_path = spec.paper_path(root)
@@ -53,6 +60,10 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path
     write_runs(runs, paths.runs_csv)
     table.to_csv(paths.table_csv, index=False)
     plot(table, paper, spec, paths.figure)
+    points = collect_points(runs, spec.scatter, paths.points_json) if spec.scatter else {}
+    if points:
+        write_points(points, paths.points_json)
+        plot_scatter(points, runs, spec, paths.scatter)
     lines = [f"# {spec.title}", "", *_provenance(runs, mode)]
     if paper_path:
         lines.append(f"- paper numbers: `{spec.paper}` (`source` column says where each was read)")
@@ -64,6 +75,12 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path
         "",
         f"![{spec.output_id}]({paths.figure.name})",
     ]
+    if points:
+        lines += ["", f"Points of {len(points)} of the {len(runs)} runs (`{paths.points_json.name}`):", "",
+                  f"![{spec.output_id} scatter]({paths.scatter.name})"]
+    if spec.slopes:
+        lines += ["", "## Log-log slopes (least squares of log y on log x over each group's runs)", "",
+                  slopes_markdown(loglog_slopes(runs, spec, paper))]
     if spec.deviations:
         lines += ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
     paths.table_md.write_text("\n".join(lines) + "\n")

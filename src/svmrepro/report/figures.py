@@ -19,7 +19,7 @@ def plot(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec, path
     fig, axes = plt.subplots(1, len(spec.metrics), figsize=(4.2 * len(spec.metrics), 3.6), squeeze=False)
     for ax, metric in zip(axes[0], spec.metrics):
         ours = table[table["runs"] > 0]
-        for group, rows in ours.groupby("group"):
+        for group, rows in ours.groupby("group", sort=False):  # in the table's order
             ax.errorbar(
                 rows["x"], rows[f"{metric}_mean"], yerr=rows[f"{metric}_std"].fillna(0),
                 marker="o", capsize=3, label=f"ours: {group}",
@@ -36,7 +36,11 @@ def plot(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec, path
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(spec.title, fontsize=10)
+    save_figure(fig, spec.title, path)
+
+
+def save_figure(fig, title: str, path: Path) -> None:
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -2,7 +2,8 @@
 
 Columns are ``run_id``, ``status``, ``start_time``, ``params.<key>``, ``metrics.<name>`` and
 ``tags.<name>``. The same table is written beside each output as ``<id>.runs.csv``, so an output
-can be rebuilt from git alone (``svmrepro-reproduce --from-csv``).
+can be rebuilt from git alone (``svmrepro-reproduce --from-csv``). A table read from MLflow also has
+``artifact_uri`` (where to read a run's artifacts), which the CSV leaves out: it is a local path.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from svmrepro.tracking import retry_locked, tracking_uri
 
 KEEP_PREFIXES = ("params.", "metrics.", "tags.")
 KEEP_COLUMNS = ("run_id", "status", "start_time")
+#: columns that only make sense next to the MLflow store they came from
+STORE_COLUMNS = ("artifact_uri",)
 #: tags that only repeat MLflow's bookkeeping
 DROP_TAGS = ("tags.mlflow.",)
 
@@ -38,7 +41,10 @@ def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.D
 
 
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
-    kept = [c for c in frame.columns if c in KEEP_COLUMNS or (c.startswith(KEEP_PREFIXES) and not c.startswith(DROP_TAGS))]
+    kept = [
+        c for c in frame.columns
+        if c in KEEP_COLUMNS + STORE_COLUMNS or (c.startswith(KEEP_PREFIXES) and not c.startswith(DROP_TAGS))
+    ]
     out = frame[kept].copy()
     out["start_time"] = pd.to_datetime(out["start_time"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     return out.sort_values([c for c in ("tags.algorithm", "start_time") if c in out]).reset_index(drop=True)
@@ -47,11 +53,16 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
 def write_runs(frame: pd.DataFrame, path: Path) -> None:
     """Columns in a fixed order (MLflow returns them in none), so a rebuilt CSV does not churn."""
     first = [c for c in KEEP_COLUMNS if c in frame.columns]
+    rest = sorted(c for c in frame.columns if c not in first and c not in STORE_COLUMNS)
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame[first + sorted(c for c in frame.columns if c not in first)].to_csv(path, index=False)
+    frame[first + rest].to_csv(path, index=False)
 
 
 def read_runs(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise SvmReproError(f"no runs table at {path}: run svmrepro-reproduce without --from-csv first")
-    return pd.read_csv(path)
+    # params and tags are text in MLflow: read them as written ("None", "true"), only metrics as numbers
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    metrics = [c for c in frame.columns if c.startswith("metrics.")]
+    frame[metrics] = frame[metrics].apply(pd.to_numeric, errors="coerce")
+    return frame

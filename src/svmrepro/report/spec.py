@@ -11,13 +11,21 @@ r"""The regeneration spec of one output, read from the ``report:`` node of its e
       paper: experiments/<paper>/<file>.csv   # the paper's numbers (optional)
       deviations: ["where our setup differs, in one line each"]
       include: [<paper>/<id>]          # optional: runs of other experiments shown beside this one's
+      slopes: [{y: fit_time_s, x: params.dataset.n_train}]   # optional: log-log slopes (report/slopes.py)
       summary_row: mean                # optional: a row per group averaging its x values
       rows_from_metrics: '(?P<row>step\d\.\w+)\.(?P<metric>\w+)'   # optional, see below
+      scatter: {key: points, sets: {potential_sv: o, sv_full: x}}     # optional, see below
 
 ``rows_from_metrics`` turns each run into several rows: every logged metric whose name matches
 the regular expression (named groups ``row`` and ``metric``) becomes the value of
 ``metrics.<metric>`` in the row ``<row>`` (column ``row``, so ``x: row``); the run's other metrics
 are dropped. A run's per-step diagnostics (``step1.T1.n_sv``, ...) become a table of steps.
+
+``scatter`` adds ``<id>.scatter.png``: one panel per run, drawn from ``diagnostics_[key]`` of the run
+(its ``diagnostics.json`` artifact) = ``{X: 2-d points, y: labels, <set>: [row indices], ...}``.
+Points are coloured by ``y``, points in none of the ``sets`` are faint grey, and each named set gets
+its matplotlib marker (a filled marker such as ``o`` is drawn hollow and large). The points are
+copied into ``<id>.points.json`` beside the runs CSV, so ``--from-csv`` redraws the picture.
 """
 
 from __future__ import annotations
@@ -36,6 +44,28 @@ SUMMARY_ROWS = ("mean",)
 
 
 @dataclass(frozen=True)
+class ScatterSpec:
+    """Which diagnostics entry holds a run's points, and the marker of each index set in it."""
+
+    sets: tuple[tuple[str, str], ...]
+    key: str = "points"
+
+
+def scatter_from_config(experiment: str, node) -> ScatterSpec:
+    from matplotlib.markers import MarkerStyle  # only experiments with a scatter pay for the import
+
+    if not isinstance(node, dict) or set(node) - {"key", "sets"}:
+        raise ConfigError(f"{experiment}: report.scatter must be {{key: <diagnostics key>, sets: {{<set>: <marker>}}}}")
+    sets = node.get("sets")
+    if not isinstance(sets, dict) or not sets:
+        raise ConfigError(f"{experiment}: report.scatter.sets must map each index set to a marker, e.g. {{sv: o}}")
+    for name, marker in sets.items():
+        if marker not in MarkerStyle.markers:
+            raise ConfigError(f"{experiment}: report.scatter.sets.{name}={marker!r} is not a matplotlib marker")
+    return ScatterSpec(sets=tuple((str(k), str(v)) for k, v in sets.items()), key=str(node.get("key", "points")))
+
+
+@dataclass(frozen=True)
 class ReportSpec:
     experiment: str
     title: str
@@ -48,8 +78,11 @@ class ReportSpec:
     paper: str | None = None
     deviations: tuple[str, ...] = field(default_factory=tuple)
     include: tuple[str, ...] = ()
+    #: (y metric, x column) pairs whose log-log slope per group the output reports
+    slopes: tuple[tuple[str, str], ...] = ()
     summary_row: str | None = None
     rows_from_metrics: str | None = None
+    scatter: ScatterSpec | None = None
 
     @property
     def paper_id(self) -> str:
@@ -74,6 +107,10 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
     for required in ("title", "x", "metrics"):
         if required not in node:
             raise ConfigError(f"{experiment}: report.{required} is missing")
+    if "slopes" in node:
+        if not all(isinstance(fit, dict) and set(fit) == {"x", "y"} for fit in node["slopes"]):
+            raise ConfigError(f"{experiment}: report.slopes must be a list of {{y: <metric>, x: <column>}}")
+        node["slopes"] = tuple((fit["y"], fit["x"]) for fit in node["slopes"])
     for key in ("metrics", "logy", "deviations", "include"):
         if key in node:
             node[key] = tuple(node[key])
@@ -87,4 +124,6 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
             raise ConfigError(f"{experiment}: report.rows_from_metrics is not a regular expression: {exc}") from None
         if groups != {"row", "metric"}:
             raise ConfigError(f"{experiment}: report.rows_from_metrics needs the named groups 'row' and 'metric'")
+    if node.get("scatter") is not None:
+        node["scatter"] = scatter_from_config(experiment, node["scatter"])
     return ReportSpec(experiment=experiment, **node)

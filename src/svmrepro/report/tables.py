@@ -18,9 +18,14 @@ from svmrepro.report.spec import ReportSpec
 PAPER_COLUMNS = ("group", "x", "metric", "value", "low", "high", "source")
 
 
-def _numeric(series: pd.Series) -> pd.Series:
+def numeric_or_text(series: pd.Series) -> pd.Series:
     converted = pd.to_numeric(series, errors="coerce")
     return converted if converted.notna().all() else series.astype(str)
+
+
+def _order(column: pd.Series) -> pd.Series:
+    """Sort key of table rows: groups by number when all are numbers (d = 2, 5, 10, 20), else as text."""
+    return numeric_or_text(column) if column.name == "group" else column
 
 
 def x_label(value) -> str:
@@ -71,7 +76,7 @@ def add_summary_rows(table: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
         summary[f"{metric}_mean"] = grouped[f"{metric}_mean"].mean()
         summary[f"{metric}_std"] = grouped[f"{metric}_mean"].std(ddof=1)
     out = pd.concat([table, summary.reset_index()[table.columns]], ignore_index=True)
-    return out.sort_values("group", kind="stable").reset_index(drop=True)
+    return out.sort_values("group", kind="stable", key=_order).reset_index(drop=True)
 
 
 def summarise(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
@@ -80,14 +85,14 @@ def summarise(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
     if spec.rows_from_metrics:
         runs = rows_from_metrics(runs, spec.rows_from_metrics)
     check_columns(runs, spec)
-    frame = runs.assign(group=runs[spec.group].astype(str), x=_numeric(runs[spec.x]))
+    frame = runs.assign(group=runs[spec.group].astype(str), x=numeric_or_text(runs[spec.x]))
     grouped = frame.groupby(["group", "x"], sort=True)
     table = grouped.size().rename("runs").to_frame()
     for metric in spec.metrics:
         values = grouped[f"metrics.{metric}"]
         table[f"{metric}_mean"] = values.mean()
         table[f"{metric}_std"] = values.std(ddof=1)
-    table = table.reset_index()
+    table = table.reset_index().sort_values(["group", "x"], key=_order, ignore_index=True)
     return add_summary_rows(table, spec) if spec.summary_row else table
 
 
@@ -108,14 +113,14 @@ def paper_text(row: pd.Series) -> str:
 def with_paper(table: pd.DataFrame, paper: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
     """Add ``<metric>_paper`` columns; paper points with no run of ours get rows of their own."""
     paper = paper[paper["metric"].isin(spec.metrics)]
-    pointwise = paper[paper["x"].notna()].assign(x=lambda p: _numeric(p["x"]))
+    pointwise = paper[paper["x"].notna()].assign(x=lambda p: numeric_or_text(p["x"]))
     if not pd.api.types.is_numeric_dtype(table["x"]):
         pointwise = pointwise.assign(x=pointwise["x"].map(x_label))
     keys = pointwise[["group", "x"]].drop_duplicates()
     if not keys.empty and table["x"].dtype != keys["x"].dtype:
         keys = keys.astype({"x": table["x"].dtype})
         pointwise = pointwise.astype({"x": table["x"].dtype})
-    out = table.merge(keys, on=["group", "x"], how="outer").sort_values(["group", "x"])
+    out = table.merge(keys, on=["group", "x"], how="outer").sort_values(["group", "x"], key=_order)
     out["runs"] = out["runs"].fillna(0).astype(int)
     for metric in spec.metrics:
         column = pd.Series("", index=out.index, dtype=object)

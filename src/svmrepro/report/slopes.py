@@ -1,0 +1,54 @@
+"""Scaling factors: the slope of log y on log x over the runs of each group.
+
+Laskov (1999) reports how training time scales as "the slope of a log-log fit" against the number
+of examples and of unbounded SVs; ``report.slopes`` asks for the same fit, e.g.
+``slopes: [{y: fit_time_s, x: params.dataset.n_train}, {y: fit_time_s, x: metrics.n_free_sv}]``.
+A paper value sits in the paper file as metric ``<y>_loglog_slope_vs_<last part of x>`` with a blank x.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from svmrepro.errors import SvmReproError
+from svmrepro.report.spec import ReportSpec
+
+
+def slope_name(y: str, x: str) -> str:
+    return f"{y}_loglog_slope_vs_{x.split('.')[-1]}"
+
+
+def loglog_slopes(runs: pd.DataFrame, spec: ReportSpec, paper: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per (group, fit): our slope over the runs with positive x and y, and the paper's."""
+    rows = []
+    for y, x in spec.slopes:
+        for column in (f"metrics.{y}", x):
+            if column not in runs.columns:
+                raise SvmReproError(f"{spec.experiment}: report.slopes asks for {column!r}, which no run logged")
+        name = slope_name(y, x)
+        for group, members in runs.groupby(runs[spec.group].astype(str), sort=True):
+            xs = pd.to_numeric(members[x], errors="coerce").to_numpy(float)
+            ys = pd.to_numeric(members[f"metrics.{y}"], errors="coerce").to_numpy(float)
+            usable = (xs > 0) & (ys > 0)
+            ours = np.polyfit(np.log(xs[usable]), np.log(ys[usable]), 1)[0] if np.unique(xs[usable]).size >= 2 else np.nan
+            rows.append({"group": group, "slope": name, "ours": ours, "runs": int(usable.sum()), "paper": _paper(paper, group, name)})
+    return pd.DataFrame(rows)
+
+
+def _paper(paper: pd.DataFrame | None, group: str, name: str) -> float:
+    if paper is None:
+        return np.nan
+    match = paper[(paper["group"] == group) & (paper["metric"] == name)]
+    return float(match["value"].iloc[0]) if not match.empty else np.nan
+
+
+def slopes_markdown(slopes: pd.DataFrame) -> str:
+    def cell(value: float) -> str:
+        return "—" if pd.isna(value) else f"{value:.2f}"
+
+    lines = ["| group | fit | runs | ours | paper |", "|---|---|---|---|---|"]
+    lines += [
+        f"| {r.group} | {r.slope} | {r.runs} | {cell(r.ours)} | {cell(r.paper)} |" for r in slopes.itertuples()
+    ]
+    return "\n".join(lines)
