@@ -1,0 +1,295 @@
+"""Parallel mixture of SVMs (Collobert, Bengio & Bengio, NIPS 2001, sec. 3).
+
+``M`` SVM experts, each trained on its own part of the training set, combined by a gater network
+``w(x)``: ``f(x) = tanh(sum_m w_m(x) s_m(x))`` (eq. 6). The outer loop of sec. 3:
+
+1. split the training set into M random parts of size near N/M;
+2. train each expert on its part (in parallel, :func:`svmrepro.algorithms.parallel.fit_each`);
+3. with the experts fixed, train the gater on the whole set to minimise eq. (7)
+   (:mod:`svmrepro.algorithms.gater`);
+4. re-assign each example to the expert of highest ``w_m(x_i)`` that holds fewer than
+   ``N/M + c`` examples (:func:`capacity_assign`);
+5. repeat from 2 for ``n_iter`` iterations or until the validation error goes up.
+
+``gater="uniform"`` is the paper's "uniform SVM mixture" baseline: ``w_m = 1/M``, experts on the
+random parts of step 1, no re-assignment (constant weights carry no information to move examples).
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from svmrepro.algorithms import gater as gnet
+from svmrepro.algorithms.parallel import fit_each, map_each
+from svmrepro.metrics import support_counts
+
+
+def capacity(n_samples: int, n_experts: int, slack: int) -> int:
+    """The largest number of examples an expert may hold: the largest integer ``< N/M + c``."""
+    return int(np.ceil(n_samples / n_experts + slack)) - 1
+
+
+def capacity_assign(weights: np.ndarray, slack: int, order: np.ndarray | None = None) -> np.ndarray:
+    """Sec. 3, step 4: each example (in ``order``) goes to its highest-weight expert not yet full.
+
+    An expert is full at :func:`capacity` examples; since ``M * capacity >= N`` every example
+    finds a place. Returns the expert index of each row of ``weights`` (n_samples, n_experts).
+    """
+    n, m = weights.shape
+    cap = capacity(n, m, slack)
+    ranking = np.argsort(-weights, axis=1, kind="stable")
+    counts = np.zeros(m, dtype=int)
+    labels = np.empty(n, dtype=int)
+    for i in range(n) if order is None else order:
+        for expert in ranking[i]:
+            if counts[expert] < cap:
+                counts[expert] += 1
+                labels[i] = expert
+                break
+    return labels
+
+
+class _ConstantExpert:
+    """Stands in for an expert whose part holds a single class (or nothing): ``s(x) = value``."""
+
+    support_ = np.empty(0, dtype=int)
+
+    def __init__(self, value: float):
+        self.value = value
+
+    def decision_function(self, X):
+        return np.full(len(X), self.value)
+
+
+def _fit_experts(estimator, X, y, labels, n_experts, n_jobs):
+    """Step 2: an SVM per part (a constant for a one-class part); returns experts and fit times."""
+    parts = [np.flatnonzero(labels == k) for k in range(n_experts)]
+    trainable = [k for k, idx in enumerate(parts) if len(np.unique(y[idx])) == 2]
+    fitted, seconds = fit_each(estimator, [(X[parts[k]], y[parts[k]]) for k in trainable], n_jobs)
+    experts = [_ConstantExpert(float(y[idx][0]) if len(idx) else 0.0) for idx in parts]
+    times = [0.0] * n_experts
+    for k, model, sec in zip(trainable, fitted, seconds):
+        experts[k], times[k] = model, sec
+    return experts, times, parts
+
+
+def _timed_scores(experts, X, n_jobs) -> tuple[np.ndarray, list[float]]:
+    """Decision values ``s_m(x)`` of every expert, shape (n_samples, M), and each expert's seconds.
+
+    Evaluating M experts on all N rows costs about N x (total #SV) kernel values: at Table 1's size
+    it outweighs fitting the experts, and it is as parallel as the fits (one expert per machine).
+    """
+
+    def timed(expert):
+        start = time.perf_counter()
+        return expert.decision_function(X), time.perf_counter() - start
+
+    done = map_each(timed, experts, n_jobs)
+    return np.column_stack([values for values, _ in done]), [seconds for _, seconds in done]
+
+
+def _scores(experts, X, n_jobs) -> np.ndarray:
+    return _timed_scores(experts, X, n_jobs)[0]
+
+
+def _weights(params, X, n_experts) -> np.ndarray:
+    """``w(x)``: the gater's, or the constant 1/M of the uniform mixture (``params=None``)."""
+    return np.full((len(X), n_experts), 1.0 / n_experts) if params is None else gnet.gater_weights(params, X)
+
+
+class GatedSVMMixture(ClassifierMixin, BaseEstimator):
+    """Mixture of SVM experts trained on disjoint parts, combined by a gater (sec. 3).
+
+    Parameters
+    ----------
+    estimator : SVC-like classifier, default=SVC()
+        The expert; cloned for each part.
+    n_experts : int, default=2
+        M.
+    n_hidden : int, default=0
+        H, tanh hidden units of the gater; 0 is the linear gater ``softmax(Ax + a)`` (Fig. 1).
+    gater : {"mlp", "uniform"}, default="mlp"
+        "uniform": constant weights 1/M, one pass, no re-assignment (Table 1's uniform mixture).
+    n_iter : int, default=5
+        K, outer iterations at most.
+    capacity_slack : int, default=1
+        c in "fewer than N/M + c examples".
+    validation_fraction : float or None, default=None
+        Held-out share of the training set: the loop stops when its error goes up (keeping the
+        previous model) and the gater stops early on its loss. None: K iterations, fixed epochs.
+    early_stopping : bool, default=True
+        Stop the outer loop when the validation error goes up (only with a validation set).
+    gater_max_epochs, gater_batch_size, gater_learning_rate, gater_patience
+        Minibatch Adam on eq. (7); the gater is warm-started across outer iterations.
+    n_jobs : int or None
+        Workers for the experts (fit and decision values).
+    random_state : int, RandomState or None
+        Initial parts, gater initialisation, minibatches, validation split, re-assignment order.
+
+    Attributes
+    ----------
+    experts_ : list of fitted experts; gater_ : dict of gater arrays (None if uniform);
+    assignment_ : expert index per fitting example; n_iter_ : outer iterations kept;
+    diagnostics_ : per-iteration lists and scalar times (see ``fit``); support_counts_ : dict.
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "decision_function"]), None],
+        "n_experts": [Interval(Integral, 2, None, closed="left")],
+        "n_hidden": [Interval(Integral, 0, None, closed="left")],
+        "gater": [StrOptions({"mlp", "uniform"})],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+        "capacity_slack": [Interval(Integral, 1, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "early_stopping": ["boolean"],
+        "gater_max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "gater_batch_size": [Interval(Integral, 1, None, closed="left")],
+        "gater_learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "gater_patience": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        n_experts=2,
+        n_hidden=0,
+        gater="mlp",
+        n_iter=5,
+        capacity_slack=1,
+        validation_fraction=None,
+        early_stopping=True,
+        gater_max_epochs=20,
+        gater_batch_size=32,
+        gater_learning_rate=0.01,
+        gater_patience=3,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.n_experts = n_experts
+        self.n_hidden = n_hidden
+        self.gater = gater
+        self.n_iter = n_iter
+        self.capacity_slack = capacity_slack
+        self.validation_fraction = validation_fraction
+        self.early_stopping = early_stopping
+        self.gater_max_epochs = gater_max_epochs
+        self.gater_batch_size = gater_batch_size
+        self.gater_learning_rate = gater_learning_rate
+        self.gater_patience = gater_patience
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Run the outer loop; ``diagnostics_`` lists per iteration ``train_error``,
+        ``val_error`` (with a validation set), ``expert_size_min/max``, ``gater_loss``,
+        ``expert_time_sum_s`` (1-cpu), ``expert_time_max_s`` (M machines; an expert's time is
+        its fit plus its decision values on the fitting and validation rows), ``gater_time_s``, the same
+        errors as scalars ``iter<k>.train_error`` / ``iter<k>.val_error``, and the scalars
+        ``time_1cpu_s`` and ``time_parallel_s`` (sum of max expert time + gater time)."""
+        self._validate_params()
+        X, y = validate_data(self, X, y)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError(f"GatedSVMMixture is a two-class classifier; got {len(self.classes_)} classes")
+        y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
+        rng = check_random_state(self.random_state)
+        gen = np.random.default_rng(rng.randint(2**32 - 1))
+        M = self.n_experts
+        fit_rows = np.arange(len(y_pm))
+        val = None
+        if self.validation_fraction is not None:
+            perm = gen.permutation(len(y_pm))
+            n_val = max(1, int(round(self.validation_fraction * len(y_pm))))
+            fit_rows, val_rows = np.sort(perm[n_val:]), np.sort(perm[:n_val])
+            val = (X[val_rows], y_pm[val_rows])
+        Xf, yf = X[fit_rows], y_pm[fit_rows]
+        if len(yf) < 2 * M:
+            raise ValueError(f"n_experts={M} needs at least {2 * M} training examples; got {len(yf)}")
+        labels = gen.permutation(len(yf)) % M  # step 1: random parts of size near N/M
+        params = None if self.gater == "uniform" else gnet.init_gater(X.shape[1], M, self.n_hidden, gen)
+        diag: dict[str, list] = {}
+        best, n_outer = None, 1 if self.gater == "uniform" else self.n_iter
+        for it in range(n_outer):
+            experts, params, weights, row = self._iteration(Xf, yf, val, labels, params, gen)
+            for key, value in row.items():
+                diag.setdefault(key, []).append(value)
+            if val is not None and self.early_stopping and best is not None and row["val_error"] > best[0]:
+                break  # step 5: validation error went up; keep the previous iteration's model
+            best = (row.get("val_error", 0.0), experts, params, labels, it + 1)
+            if it + 1 < n_outer:  # step 4 for the next iteration
+                labels = capacity_assign(weights, self.capacity_slack, gen.permutation(len(yf)))
+        _, self.experts_, self.gater_, self.assignment_, self.n_iter_ = best
+        self.diagnostics_ = self._finish_diagnostics(diag)
+        self.support_counts_ = self._support_counts()
+        return self
+
+    def _iteration(self, X, y, val, labels, params, gen):
+        """Steps 2 and 3 of one outer iteration; returns experts, gater, w(x) and diagnostics."""
+        M = self.n_experts
+        estimator = SVC() if self.estimator is None else self.estimator
+        experts, times, parts = _fit_experts(estimator, X, y, labels, M, self.n_jobs)
+        S, score_times = _timed_scores(experts, X if val is None else np.vstack([X, val[0]]), self.n_jobs)
+        S, S_val = (S, None) if val is None else (S[: len(X)], S[len(X) :])
+        times = [fit + score for fit, score in zip(times, score_times)]
+        start = time.perf_counter()
+        if params is not None:
+            params, _ = gnet.train_gater(
+                params, X, S, y, max_epochs=self.gater_max_epochs, batch_size=self.gater_batch_size,
+                learning_rate=self.gater_learning_rate, rng=gen, patience=self.gater_patience,
+                validation=None if val is None else (val[0], S_val, val[1]),
+            )
+        weights = _weights(params, X, M)
+        gater_time = time.perf_counter() - start
+        f = gnet.mixture_output(weights, S)
+        sizes = [len(p) for p in parts]
+        row = {
+            "train_error": gnet.sign_error(f, y),
+            "expert_size_min": min(sizes), "expert_size_max": max(sizes),
+            "gater_loss": float(np.mean((f - y) ** 2)),
+            "expert_time_sum_s": float(sum(times)), "expert_time_max_s": float(max(times)),
+            "gater_time_s": gater_time,
+        }
+        if val is not None:
+            row["val_error"] = gnet.sign_error(gnet.mixture_output(_weights(params, val[0], M), S_val), val[1])
+        return experts, params, weights, row
+
+    @staticmethod
+    def _finish_diagnostics(diag):
+        out = dict(diag)
+        for k, name in ((k, n) for n in ("train_error", "val_error") if n in diag for k in range(len(diag[n]))):
+            out[f"iter{k}.{name}"] = diag[name][k]
+        out["time_1cpu_s"] = float(sum(diag["expert_time_sum_s"]) + sum(diag["gater_time_s"]))
+        out["time_parallel_s"] = float(sum(diag["expert_time_max_s"]) + sum(diag["gater_time_s"]))
+        return out
+
+    def _support_counts(self):
+        """Parts are disjoint, so the experts' SV counts add up to distinct training points."""
+        totals = {"n_sv": 0, "n_bounded_sv": 0, "n_free_sv": 0}
+        for expert in self.experts_:
+            for key, value in (support_counts(expert) if not isinstance(expert, _ConstantExpert) else {}).items():
+                totals[key] += value
+        return totals
+
+    def decision_function(self, X):
+        """``f(x)`` of eq. (6), in (-1, 1); positive means ``classes_[1]``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        weights = _weights(self.gater_, X, len(self.experts_))
+        return gnet.mixture_output(weights, _scores(self.experts_, X, self.n_jobs))
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
