@@ -212,3 +212,19 @@ def test_loglog_slopes_recover_a_power_law_and_sit_beside_the_paper():
                           "value": [2.08], "low": [None], "high": [None], "source": ["Table 1"]})
     row = loglog_slopes(runs, spec, paper).iloc[0]
     assert row["ours"] == pytest.approx(2.2) and row["paper"] == 2.08 and row["runs"] == 4
+
+
+def test_ratios_divide_each_group_by_the_reference_at_the_same_x():
+    from svmrepro.report.ratios import ratios_to
+
+    spec = spec_from_config(
+        "p/t", {"title": "t", "x": "params.n", "metrics": ["fit_time_s"], "ratios": {"metric": "fit_time_s", "to": "svr"}}
+    )
+    runs = pd.DataFrame({
+        "params.n": ["100", "100", "200", "200", "200"],
+        "tags.algorithm": ["svr", "ours", "svr", "ours", "ours"],
+        "metrics.fit_time_s": [2.0, 6.0, 4.0, 10.0, 14.0],
+    })
+    ratios = ratios_to(summarise(runs, spec), spec)
+    assert ratios.loc[100, "ours"] == 3.0 and ratios.loc[200, "ours"] == 3.0  # (10 + 14) / 2 / 4
+    assert list(ratios.columns) == ["ours"]

@@ -12,6 +12,7 @@ r"""The regeneration spec of one output, read from the ``report:`` node of its e
       deviations: ["where our setup differs, in one line each"]
       include: [<paper>/<id>]          # optional: runs of other experiments shown beside this one's
       slopes: [{y: fit_time_s, x: params.dataset.n_train}]   # optional: log-log slopes (report/slopes.py)
+      ratios: {metric: fit_time_s, to: svr}   # optional: each group's mean / the reference group's, per x
       summary_row: mean                # optional: a row per group averaging its x values
       rows_from_metrics: '(?P<row>step\d\.\w+)\.(?P<metric>\w+)'   # optional, see below
       scatter: {key: points, sets: {potential_sv: o, sv_full: x}}     # optional, see below
@@ -80,6 +81,8 @@ class ReportSpec:
     include: tuple[str, ...] = ()
     #: (y metric, x column) pairs whose log-log slope per group the output reports
     slopes: tuple[tuple[str, str], ...] = ()
+    #: (metric, reference group) for a table of ratios to that group at each x
+    ratios: tuple[str, str] | None = None
     summary_row: str | None = None
     rows_from_metrics: str | None = None
     scatter: ScatterSpec | None = None
@@ -111,6 +114,11 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
         if not all(isinstance(fit, dict) and set(fit) == {"x", "y"} for fit in node["slopes"]):
             raise ConfigError(f"{experiment}: report.slopes must be a list of {{y: <metric>, x: <column>}}")
         node["slopes"] = tuple((fit["y"], fit["x"]) for fit in node["slopes"])
+    if "ratios" in node:
+        fit = node["ratios"]
+        if not (isinstance(fit, dict) and set(fit) == {"metric", "to"}):
+            raise ConfigError(f"{experiment}: report.ratios must be {{metric: <metric>, to: <group>}}")
+        node["ratios"] = (fit["metric"], str(fit["to"]))
     for key in ("metrics", "logy", "deviations", "include"):
         if key in node:
             node[key] = tuple(node[key])

@@ -1,0 +1,34 @@
+"""Ratios of one metric between groups at each x, e.g. fit time against LIBSVM's at the same n.
+
+``report.ratios: {metric: fit_time_s, to: svr}`` divides each group's mean by the reference
+group's mean at the same x; both means come from the same sweep, on the same machine.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from svmrepro.errors import SvmReproError
+from svmrepro.report.spec import ReportSpec
+
+
+def ratios_to(table: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
+    """Rows of x, columns of groups: mean ``metric`` of the group / mean of the reference group."""
+    metric, reference = spec.ratios
+    column = f"{metric}_mean"
+    if column not in table or reference not in set(table["group"]):
+        raise SvmReproError(
+            f"{spec.experiment}: report.ratios needs metric {metric!r} among report.metrics and runs of group {reference!r}"
+        )
+    wide = table[table["runs"] > 0].pivot(index="x", columns="group", values=column)
+    return wide.div(wide[reference], axis=0).drop(columns=reference)
+
+
+def ratios_markdown(ratios: pd.DataFrame, spec: ReportSpec) -> str:
+    metric, reference = spec.ratios
+    groups = list(ratios.columns)
+    lines = [f"| {spec.x_label or spec.x} | " + " | ".join(f"{g} / {reference}" for g in groups) + " |",
+             "|" + "---|" * (len(groups) + 1)]
+    for x, row in ratios.iterrows():
+        lines.append(f"| {x:g} | " + " | ".join("—" if pd.isna(v) else f"{v:.3g}" for v in row) + " |")
+    return f"{metric}, mean over seeds, as a ratio to {reference}:\n\n" + "\n".join(lines)
