@@ -99,7 +99,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
     choices = dict(choices or {})
     parts = build(cfg)
     fingerprint = parts.source.fingerprint()
-    key = identity.run_key(cfg, fingerprint)
+    plain = identity.identity_config(cfg)
+    key = identity.run_key(plain, fingerprint)
     store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
     exp_name = experiment_name(choices)
     exp_id = store.experiment_id(exp_name)
@@ -118,8 +119,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         "dataset": dataset,
         "algorithm": algorithm,
         "seed": str(cfg.seed),
-        "mode": identity.identity_config(cfg)["mode"],
-        "config_hash": identity.config_hash(cfg),
+        "mode": plain["mode"],
+        "config_hash": identity.config_hash(plain),
         "data_fingerprint": fingerprint,
         RUN_KEY_TAG: key,
         "label": cfg.label or dataset,
@@ -130,7 +131,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
     }
     run_id = store.start_run(exp_id, f"{algorithm}-{dataset}-seed{cfg.seed}", tags)
     try:
-        store.log_params(run_id, identity.flatten(identity.identity_config(cfg)))
+        store.log_params(run_id, identity.flatten(plain))
         store.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
         metrics = measure(parts.estimator, data)
         diagnostics = getattr(final_estimator(parts.estimator), "diagnostics_", None) or {}
