@@ -228,3 +228,21 @@ def test_ratios_divide_each_group_by_the_reference_at_the_same_x():
     ratios = ratios_to(summarise(runs, spec), spec)
     assert ratios.loc[100, "ours"] == 3.0 and ratios.loc[200, "ours"] == 3.0  # (10 + 14) / 2 / 4
     assert list(ratios.columns) == ["ours"]
+
+
+def test_paired_comparison_pairs_runs_by_seed_and_tests_the_difference():
+    from svmrepro.report.paired import paired_differences
+
+    spec = spec_from_config("p/t", {"title": "t", "x": "tags.label", "metrics": ["test_error"],
+                                    "paired": {"metric": "test_error", "a": "svc", "b": "xt", "by": "params.seed"}})
+    seeds = [str(s) for s in range(6)]
+    base = np.array([0.10, 0.12, 0.11, 0.13, 0.10, 0.12])
+    runs = pd.DataFrame({
+        "tags.label": ["banana"] * 12,
+        "tags.algorithm": ["svc"] * 6 + ["xt"] * 6,
+        "params.seed": seeds + seeds,
+        "metrics.test_error": np.concatenate([base, base + np.array([0.01, 0.012, 0.009, 0.011, 0.01, 0.0105])]),
+    })
+    row = paired_differences(runs, spec).iloc[0]
+    assert row["pairs"] == 6 and row["mean_diff"] == pytest.approx(0.010417, abs=1e-5)
+    assert row["p_value"] < 1e-4  # a consistent shift, far beyond its small spread

@@ -10,6 +10,7 @@ import pandas as pd
 from svmrepro.report.figures import plot
 from svmrepro.report.runs import write_runs
 from svmrepro.report.scatter import collect_points, plot_scatter, write_points
+from svmrepro.report.paired import paired_differences, paired_markdown
 from svmrepro.report.ratios import ratios_markdown, ratios_to
 from svmrepro.report.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec
@@ -79,6 +80,8 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path
     if points:
         lines += ["", f"Points of {len(points)} of the {len(runs)} runs (`{paths.points_json.name}`):", "",
                   f"![{spec.output_id} scatter]({paths.scatter.name})"]
+    if spec.paired:
+        lines += ["", "## Paired comparison", "", paired_markdown(paired_differences(runs, spec), spec)]
     if spec.ratios:
         lines += ["", "## Ratios", "", ratios_markdown(ratios_to(table, spec), spec)]
     if spec.slopes:

@@ -13,6 +13,7 @@ r"""The regeneration spec of one output, read from the ``report:`` node of its e
       include: [<paper>/<id>]          # optional: runs of other experiments shown beside this one's
       slopes: [{y: fit_time_s, x: params.dataset.n_train}]   # optional: log-log slopes (report/slopes.py)
       ratios: {metric: fit_time_s, to: svr}   # optional: each group's mean / the reference group's, per x
+      paired: {metric: test_error, a: svc, b: xtrain, by: params.seed}   # optional: paired t-test (report/paired.py)
       summary_row: mean                # optional: a row per group averaging its x values
       rows_from_metrics: '(?P<row>step\d\.\w+)\.(?P<metric>\w+)'   # optional, see below
       scatter: {key: points, sets: {potential_sv: o, sv_full: x}}     # optional, see below
@@ -83,6 +84,8 @@ class ReportSpec:
     slopes: tuple[tuple[str, str], ...] = ()
     #: (metric, reference group) for a table of ratios to that group at each x
     ratios: tuple[str, str] | None = None
+    #: (metric, group a, group b, pairing column) for a paired comparison of b against a per x
+    paired: tuple[str, str, str, str] | None = None
     summary_row: str | None = None
     rows_from_metrics: str | None = None
     scatter: ScatterSpec | None = None
@@ -119,6 +122,11 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
         if not (isinstance(fit, dict) and set(fit) == {"metric", "to"}):
             raise ConfigError(f"{experiment}: report.ratios must be {{metric: <metric>, to: <group>}}")
         node["ratios"] = (fit["metric"], str(fit["to"]))
+    if "paired" in node:
+        fit = node["paired"]
+        if not (isinstance(fit, dict) and set(fit) == {"metric", "a", "b", "by"}):
+            raise ConfigError(f"{experiment}: report.paired must be {{metric: <metric>, a: <group>, b: <group>, by: <column>}}")
+        node["paired"] = (fit["metric"], str(fit["a"]), str(fit["b"]), fit["by"])
     for key in ("metrics", "logy", "deviations", "include"):
         if key in node:
             node[key] = tuple(node[key])
