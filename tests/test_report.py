@@ -246,3 +246,13 @@ def test_paired_comparison_pairs_runs_by_seed_and_tests_the_difference():
     row = paired_differences(runs, spec).iloc[0]
     assert row["pairs"] == 6 and row["mean_diff"] == pytest.approx(0.010417, abs=1e-5)
     assert row["p_value"] < 1e-4  # a consistent shift, far beyond its small spread
+
+
+@pytest.mark.parametrize(
+    "option",
+    [{"ratios": {"metric": "fit_time_s", "to": "svr"}},
+     {"paired": {"metric": "fit_time_s", "a": "svc", "b": "xt", "by": "params.seed"}}],
+)
+def test_ratios_and_paired_must_compare_a_reported_metric(option):
+    with pytest.raises(ConfigError, match="fit_time_s.*not in report.metrics"):
+        spec_from_config("p/t", {"title": "t", "x": "params.n", "metrics": ["test_error"], **option})

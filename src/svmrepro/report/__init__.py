@@ -49,6 +49,12 @@ def _provenance(runs: pd.DataFrame, mode: str) -> list[str]:
     ]
 
 
+def _deviations(spec: ReportSpec) -> list[str]:
+    if not spec.deviations:
+        return []
+    return ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
+
+
 def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path, mode: str) -> Output:
     """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from; with
     ``spec.scatter`` also ``<id>.scatter.png`` and the ``<id>.points.json`` it is drawn from."""
@@ -87,8 +93,7 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path
     if spec.slopes:
         lines += ["", "## Log-log slopes (least squares of log y on log x over each group's runs)", "",
                   slopes_markdown(loglog_slopes(runs, spec, paper))]
-    if spec.deviations:
-        lines += ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
+    lines += _deviations(spec)
     paths.table_md.write_text("\n".join(lines) + "\n")
     return paths
 
@@ -98,7 +103,6 @@ def write_not_run(spec: ReportSpec, out_dir: Path, reason: str) -> Path:
     paths = output_paths(spec, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"# {spec.title}", "", f"**not run**: {reason}"]
-    if spec.deviations:
-        lines += ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
+    lines += _deviations(spec)
     paths.table_md.write_text("\n".join(lines) + "\n")
     return paths.table_md

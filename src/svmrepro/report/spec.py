@@ -127,6 +127,9 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
         if not (isinstance(fit, dict) and set(fit) == {"metric", "a", "b", "by"}):
             raise ConfigError(f"{experiment}: report.paired must be {{metric: <metric>, a: <group>, b: <group>, by: <column>}}")
         node["paired"] = (fit["metric"], str(fit["a"]), str(fit["b"]), fit["by"])
+    for option in ("ratios", "paired"):  # their metric is summarised, so check_columns covers it
+        if node.get(option) and node[option][0] not in node["metrics"]:
+            raise ConfigError(f"{experiment}: report.{option} compares {node[option][0]!r}, which is not in report.metrics")
     for key in ("metrics", "logy", "deviations", "include"):
         if key in node:
             node[key] = tuple(node[key])
