@@ -1,7 +1,8 @@
 """Run identity: what makes two runs the same computation.
 
 ``config_hash`` covers the resolved config except the keys that cannot change a result
-(tracking, force, the sweep and report specs, Hydra's own node); key order is irrelevant.
+(tracking, force, the sweep and report specs, the decision-surface picture, Hydra's own node);
+key order is irrelevant.
 ``run_key`` adds the data set fingerprint and the package version. A FINISHED run with the
 same ``run_key`` is not executed again.
 """
@@ -17,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 import svmrepro
 
 #: top-level keys that never change what a run computes
-NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "smoke", "report"})
+NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "smoke", "report", "surface"})
 
 
 def identity_config(cfg: DictConfig | Mapping) -> dict:

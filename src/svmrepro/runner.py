@@ -22,6 +22,7 @@ from svmrepro.build import build
 from svmrepro.data.base import REGRESSION, Dataset
 from svmrepro.environment import environment_tags
 from svmrepro.metrics import error_rate, final_estimator, mean_squared_error, support_counts
+from svmrepro.surface import decision_surface, surface_settings
 from svmrepro.tracking import RUN_KEY_TAG, Store, experiment_name
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         return RunResult(SKIPPED, done, key)
 
     data = parts.source.load(int(cfg.seed))  # before the run exists: a data error logs nothing
+    surface = surface_settings(OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None, data)
     algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
     dataset = choices.get("dataset") or parts.source.name
     tags = {
@@ -141,6 +143,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         store.log_metrics(run_id, metrics, series)
         if diagnostics:
             store.log_json(run_id, diagnostics, "diagnostics.json")
+        if surface is not None:
+            store.log_json(run_id, decision_surface(parts.estimator, data, surface, int(cfg.seed)), "surface.json")
     except BaseException:
         store.log_text(run_id, traceback.format_exc(), "traceback.txt")
         store.terminate(run_id, "FAILED")

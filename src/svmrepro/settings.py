@@ -48,6 +48,8 @@ class RunSettings:
     smoke: Optional[Any] = None
     #: an experiment's regeneration spec, read by svmrepro-reproduce (see svmrepro.report)
     report: Optional[Any] = None
+    #: log the decision surface on 2-d data, ``{resolution: 150, points: 600}`` (svmrepro.surface)
+    surface: Optional[Any] = None
 
 
 def register() -> None:

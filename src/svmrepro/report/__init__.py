@@ -9,11 +9,13 @@ import pandas as pd
 
 from svmrepro.report.figures import plot
 from svmrepro.report.runs import write_runs
-from svmrepro.report.scatter import collect_points, plot_scatter, write_points
+from svmrepro.report.artifacts import write_sidecar
+from svmrepro.report.scatter import collect_points, plot_scatter
 from svmrepro.report.paired import paired_differences, paired_markdown
 from svmrepro.report.ratios import ratios_markdown, ratios_to
 from svmrepro.report.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec
+from svmrepro.report.surface import collect_surfaces, plot_surfaces
 from svmrepro.report.tables import read_paper, summarise, to_markdown, with_paper
 
 
@@ -25,6 +27,8 @@ class Output:
     runs_csv: Path
     scatter: Path
     points_json: Path
+    surface: Path
+    surface_json: Path
 
 
 def output_paths(spec: ReportSpec, out_dir: Path) -> Output:
@@ -36,6 +40,8 @@ def output_paths(spec: ReportSpec, out_dir: Path) -> Output:
         runs_csv=stem.parent / f"{spec.output_id}.runs.csv",
         scatter=stem.parent / f"{spec.output_id}.scatter.png",
         points_json=stem.parent / f"{spec.output_id}.points.json",
+        surface=stem.parent / f"{spec.output_id}.surface.png",
+        surface_json=stem.parent / f"{spec.output_id}.surface.json",
     )
 
 
@@ -57,7 +63,8 @@ def _deviations(spec: ReportSpec) -> list[str]:
 
 def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path, mode: str) -> Output:
     """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from; with
-    ``spec.scatter`` also ``<id>.scatter.png`` and the ``<id>.points.json`` it is drawn from."""
+    ``spec.scatter`` also ``<id>.scatter.png`` and the ``<id>.points.json`` it is drawn from, with
+    ``spec.surface`` ``<id>.surface.png`` and its ``<id>.surface.json``."""
     paths = output_paths(spec, out_dir)
     table = summarise(runs, spec)
     paper_path = spec.paper_path(root)
@@ -70,8 +77,12 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path
     plot(table, paper, spec, paths.figure)
     points = collect_points(runs, spec.scatter, paths.points_json) if spec.scatter else {}
     if points:
-        write_points(points, paths.points_json)
+        write_sidecar(points, paths.points_json)
         plot_scatter(points, runs, spec, paths.scatter)
+    surfaces = collect_surfaces(runs, spec, paths.surface_json) if spec.surface else {}
+    if surfaces:
+        write_sidecar(surfaces, paths.surface_json)
+        plot_surfaces(surfaces, runs, spec, paths.surface)
     lines = [f"# {spec.title}", "", *_provenance(runs, mode)]
     if paper_path:
         lines.append(f"- paper numbers: `{spec.paper}` (`source` column says where each was read)")
@@ -86,6 +97,9 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path
     if points:
         lines += ["", f"Points of {len(points)} of the {len(runs)} runs (`{paths.points_json.name}`):", "",
                   f"![{spec.output_id} scatter]({paths.scatter.name})"]
+    if surfaces:
+        lines += ["", f"Decision surfaces of each group's lowest-seed run (`{paths.surface_json.name}`):", "",
+                  f"![{spec.output_id} surfaces]({paths.surface.name})"]
     if spec.paired:
         lines += ["", "## Paired comparison", "", paired_markdown(paired_differences(runs, spec), spec)]
     if spec.ratios:

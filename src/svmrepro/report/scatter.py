@@ -1,13 +1,11 @@
 """Per-run scatter pictures (``report.scatter``): a run's 2-d points and the index sets it recorded.
 
-The points come from each run's ``diagnostics.json`` artifact when the runs were read from MLflow
-(the table has ``artifact_uri``), and from the ``<id>.points.json`` sidecar otherwise; building
-from MLflow rewrites the sidecar, so ``--from-csv`` draws the same picture without a store.
+The points come from each run's ``diagnostics.json`` artifact, kept in the ``<id>.points.json``
+sidecar for ``--from-csv`` (svmrepro.report.artifacts).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,22 +13,13 @@ import pandas as pd
 from matplotlib.markers import MarkerStyle
 
 from svmrepro.errors import SvmReproError
+from svmrepro.report.artifacts import collect, load_json_artifact
 from svmrepro.report.figures import plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec, ScatterSpec
 from svmrepro.report.tables import numeric_or_text, x_label
 
 #: significant digits kept of each coordinate in the sidecar (a picture needs no more)
 DIGITS = 6
-
-
-def _from_artifact(artifact_uri: str, key: str) -> dict | None:
-    import mlflow  # only a build from MLflow needs it
-
-    try:
-        diagnostics = mlflow.artifacts.load_dict(f"{artifact_uri}/diagnostics.json")
-    except Exception:  # noqa: BLE001  (no artifact = a run without points; MLflow raises several types)
-        return None
-    return diagnostics.get(key)
 
 
 def _trim(points: dict, scatter: ScatterSpec) -> dict:
@@ -50,22 +39,14 @@ def _trim(points: dict, scatter: ScatterSpec) -> dict:
 
 def collect_points(runs: pd.DataFrame, scatter: ScatterSpec, sidecar: Path) -> dict[str, dict]:
     """``{run_id: points}`` of the runs that recorded points, in the order of ``runs``."""
-    if "artifact_uri" in runs:
-        found = {run: _from_artifact(uri, scatter.key) for run, uri in zip(runs["run_id"], runs["artifact_uri"])}
-        found = {run: _trim(points, scatter) for run, points in found.items() if points is not None}
-    elif sidecar.is_file():
-        stored = json.loads(sidecar.read_text())
-        found = {run: stored[run] for run in runs["run_id"] if run in stored}
-    else:
-        raise SvmReproError(f"no points at {sidecar}: build the output from MLflow first")
+    def read(uri: str) -> dict | None:
+        points = (load_json_artifact(uri, "diagnostics.json") or {}).get(scatter.key)
+        return None if points is None else _trim(points, scatter)
+
+    found = collect(runs, read, sidecar)
     if not found:
         raise SvmReproError(f"no run recorded diagnostics[{scatter.key!r}], so there is no scatter to draw")
     return found
-
-
-def write_points(points: dict[str, dict], sidecar: Path) -> None:
-    sidecar.parent.mkdir(parents=True, exist_ok=True)
-    sidecar.write_text(json.dumps(points, sort_keys=True, separators=(",", ":")) + "\n")
 
 
 def _title(run: pd.Series, spec: ReportSpec, points: dict) -> str:

@@ -17,6 +17,7 @@ r"""The regeneration spec of one output, read from the ``report:`` node of its e
       summary_row: mean                # optional: a row per group averaging its x values
       rows_from_metrics: '(?P<row>step\d\.\w+)\.(?P<metric>\w+)'   # optional, see below
       scatter: {key: points, sets: {potential_sv: o, sv_full: x}}     # optional, see below
+      surface: true                    # optional: decision surfaces (report/surface.py)
 
 ``rows_from_metrics`` turns each run into several rows: every logged metric whose name matches
 the regular expression (named groups ``row`` and ``metric``) becomes the value of
@@ -89,6 +90,8 @@ class ReportSpec:
     summary_row: str | None = None
     rows_from_metrics: str | None = None
     scatter: ScatterSpec | None = None
+    #: draw each group's decision surface from its runs' ``surface.json`` artifacts
+    surface: bool = False
 
     @property
     def paper_id(self) -> str:
@@ -143,6 +146,8 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
             raise ConfigError(f"{experiment}: report.rows_from_metrics is not a regular expression: {exc}") from None
         if groups != {"row", "metric"}:
             raise ConfigError(f"{experiment}: report.rows_from_metrics needs the named groups 'row' and 'metric'")
+    if not isinstance(node.get("surface", False), bool):
+        raise ConfigError(f"{experiment}: report.surface must be true or false")
     if node.get("scatter") is not None:
         node["scatter"] = scatter_from_config(experiment, node["scatter"])
     return ReportSpec(experiment=experiment, **node)
