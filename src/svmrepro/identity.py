@@ -1,8 +1,9 @@
 """Run identity: what makes two runs the same computation.
 
 ``config_hash`` covers the resolved config except the keys that cannot change a result
-(tracking, force, the sweep and report specs, the decision-surface picture, Hydra's own node);
-key order is irrelevant.
+(tracking, force, the sweep and report specs, Hydra's own node); key order is irrelevant. Keys
+that add an artifact to a run (``surface``) count only when set, so a run asked to log it is not
+mistaken for an earlier run without it, while the hashes of runs that never set it stay the same.
 ``run_key`` adds the data set fingerprint and the package version. A FINISHED run with the
 same ``run_key`` is not executed again.
 """
@@ -18,13 +19,18 @@ from omegaconf import DictConfig, OmegaConf
 import svmrepro
 
 #: top-level keys that never change what a run computes
-NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "smoke", "report", "surface"})
+NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "smoke", "report"})
+#: top-level keys that belong to the identity only when they are not null
+WHEN_SET_KEYS = frozenset({"surface"})
 
 
 def identity_config(cfg: DictConfig | Mapping) -> dict:
     """The resolved config as plain containers, without the non-identity keys."""
     plain = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True) if isinstance(cfg, DictConfig) else dict(cfg)
-    return {k: v for k, v in plain.items() if k not in NON_IDENTITY_KEYS}
+    return {
+        k: v for k, v in plain.items()
+        if k not in NON_IDENTITY_KEYS and not (k in WHEN_SET_KEYS and v is None)
+    }
 
 
 def _digest(obj) -> str:
