@@ -5,7 +5,7 @@ import pytest
 import scipy.io
 
 from svmrepro.data.files import shared_data_dir
-from svmrepro.data.splice import MAT_TO_ACGT, Splice
+from svmrepro.data.splice import FILE_CODES, Splice
 from svmrepro.errors import ConfigError
 
 SHARED = shared_data_dir()
@@ -13,7 +13,7 @@ MAT = SHARED / "raetsch" / "splice_uci3175.mat" if SHARED else None
 needs_file = pytest.mark.skipif(
     MAT is None or not MAT.is_file(), reason="shared/data/raetsch/splice_uci3175.mat not present"
 )
-A, C, G, T = 1, 2, 3, 4
+A, C, G, T = (FILE_CODES[n] for n in "ACGT")
 
 
 @pytest.fixture(autouse=True)
@@ -41,14 +41,32 @@ def test_positions_are_standardised_numeric_codes():
 
 
 @needs_file
-def test_recoding_puts_the_splice_motifs_where_biology_says():
+def test_the_file_codes_put_the_splice_motifs_where_biology_says():
     mat = scipy.io.loadmat(MAT)
-    codes, classes = MAT_TO_ACGT[mat["X"]], mat["Y"].ravel()
+    codes, classes = mat["X"], mat["Y"].ravel()
     donors, acceptors = codes[classes == 1], codes[classes == 2]
     # an exon/intron boundary is followed by GT (positions 31-32), an intron/exon one preceded by AG (29-30)
     assert np.mean(donors[:, 30] == G) > 0.99 and np.mean(donors[:, 31] == T) > 0.99
     assert np.mean(acceptors[:, 28] == A) > 0.99 and np.mean(acceptors[:, 29] == G) > 0.99
     assert set(np.unique(codes)) == {A, C, G, T}
+
+
+@needs_file
+@pytest.mark.parametrize(("encoding", "n_features"), [("alphabetical", 60), ("onehot", 240)])
+def test_other_encodings_keep_the_points_and_standardise(encoding, n_features):
+    file, other = Splice().load(3), Splice(encoding=encoding).load(3)
+    assert other.X_train.shape == (1000, n_features)
+    np.testing.assert_array_equal(file.y_train, other.y_train)  # the same realisation
+    pool = np.vstack([other.X_train, other.X_test])
+    np.testing.assert_allclose(pool.mean(axis=0), 0, atol=1e-9)
+    if encoding == "onehot":  # each position: exactly one of its four indicators is above its mean
+        above = (pool > 0).reshape(len(pool), 60, 4)
+        assert (above.sum(axis=2) == 1).all()
+    else:  # alphabetical only relabels the file's codes: a one-to-one map in every column
+        for ours, theirs in zip(file.X_train.T, other.X_train.T):
+            pairs = np.unique(np.column_stack([ours, theirs]), axis=0)
+            assert len(pairs) == len(np.unique(ours)) == len(np.unique(theirs))
+        assert not np.allclose(file.X_train, other.X_train)
 
 
 @needs_file
@@ -59,7 +77,8 @@ def test_seed_draws_the_realisation():
     assert not np.array_equal(a.X_train, other.X_train)
 
 
-@pytest.mark.parametrize("params, key", [({"n_train": 3175}, "n_train"), ({"n_train": 1000, "n_test": 2176}, "n_test")])
+@pytest.mark.parametrize("params, key", [({"n_train": 3175}, "n_train"), ({"n_train": 1000, "n_test": 2176}, "n_test"),
+                                         ({"encoding": "binary"}, "encoding")])
 def test_bad_parameter_names_its_key(params, key):
     with pytest.raises(ConfigError, match=rf"dataset\.{key}="):
         Splice(**params)
