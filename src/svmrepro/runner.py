@@ -23,7 +23,7 @@ from svmrepro.data.base import REGRESSION, Dataset
 from svmrepro.environment import environment_tags
 from svmrepro.metrics import error_rate, final_estimator, mean_squared_error, support_counts
 from svmrepro.surface import decision_surface, surface_settings
-from svmrepro.tracking import RUN_KEY_TAG, Store, experiment_name
+from svmrepro.tracking import RUN_KEY_TAG, Store, experiment_name, process_tags
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
     store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
     exp_name = experiment_name(choices)
     exp_id = store.experiment_id(exp_name)
+    for orphan in store.mark_orphans_killed(exp_id, key):
+        log.info("run %s marked KILLED: its process ended while it was RUNNING", orphan)
     done = store.finished_run_id(exp_id, key)
     if done and not cfg.force:
         log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
@@ -116,6 +118,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
     dataset = choices.get("dataset") or parts.source.name
     tags = {
         **environment_tags(),
+        **process_tags(),  # a run left RUNNING by a killed process is found by these
         "paper": exp_name.split("/")[0],
         "experiment": exp_name,
         "dataset": dataset,

@@ -5,6 +5,11 @@ The embedded default is a SQLite store at ``<project>/mlflow.db`` with artifacts
 process creates the store and the experiment first (:class:`PrepareStore`, a Hydra callback),
 because workers racing on a new store's schema lose runs, and every call retries while SQLite
 answers "database is locked".
+
+A store that cannot be reached fails at once with its URI (:func:`probe`): MLflow itself retries
+an unreachable server for minutes. Every run is tagged with the host and process that run it, so
+a run left RUNNING by a killed process is marked KILLED when the same computation is started
+again (:meth:`Store.mark_orphans_killed`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,11 @@ import json
 import logging
 import os
 import random
+import socket
+import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlparse
@@ -24,6 +33,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig
 
 from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.errors import SvmReproError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -33,6 +43,15 @@ MAX_BATCH_PARAMS = 100
 MAX_PARAM_LENGTH = 6000
 RUN_KEY_TAG = "run_key"
 ADHOC_EXPERIMENT = "adhoc"
+#: which process runs a run (the runs table of a report need not keep them: tags.process.*)
+HOST_TAG, PID_TAG, PROCESS_START_TAG = "process.host", "process.pid", "process.start"
+KILLED_REASON_TAG = "killed_reason"
+#: seconds a tracking server has to answer the probe
+PROBE_TIMEOUT_S = 5.0
+
+
+class TrackingError(SvmReproError):
+    """The tracking store cannot be reached or opened; the message names its URI."""
 
 
 def tracking_uri(configured: str | None = None) -> str:
@@ -45,6 +64,75 @@ def tracking_uri(configured: str | None = None) -> str:
 def experiment_name(choices: dict[str, Any]) -> str:
     """One MLflow experiment per ``<paper>/<id>`` (the ``experiment`` option chosen)."""
     return choices.get("experiment") or ADHOC_EXPERIMENT
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The file of a ``sqlite:///<path>`` URI (relative or, with a fourth slash, absolute)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    return Path(uri[len("sqlite:///") :].split("?", 1)[0])
+
+
+def probe(uri: str) -> None:
+    """Fail in seconds, naming ``uri``, when the store cannot be reached.
+
+    A server gets one request without retries (any HTTP answer will do: it is there); a SQLite
+    or file store needs a folder that exists or can be made, and that this process may write.
+    """
+    fail = f"tracking store {uri} cannot be reached"
+    scheme = urlparse(uri).scheme
+    if scheme in ("http", "https"):
+        try:
+            urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=PROBE_TIMEOUT_S).close()
+        except urllib.error.HTTPError:
+            pass
+        except (urllib.error.URLError, OSError) as exc:
+            raise TrackingError(f"{fail}: {getattr(exc, 'reason', exc)}") from None
+        return
+    path = sqlite_path(uri) if scheme == "sqlite" else Path(urlparse(uri).path) if scheme in ("file", "") else None
+    if path is None or not path.name:  # in-memory SQLite, or a store MLflow reaches its own way
+        return
+    folder = path.parent if scheme == "sqlite" else path
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TrackingError(f"{fail}: cannot create {folder}: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise TrackingError(f"{fail}: {folder} is not writable")
+
+
+def _proc_stat(pid: int) -> tuple[str, str] | None:
+    """State and start time (clock ticks after boot) of process ``pid``, from Linux's /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()  # fields 3, 4, ... after the command name
+        return fields[0], fields[19]
+    except (OSError, IndexError):
+        return None
+
+
+def process_tags() -> dict[str, str]:
+    """The host and process running a run (see :meth:`Store.mark_orphans_killed`)."""
+    stat = _proc_stat(os.getpid())
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid()), PROCESS_START_TAG: stat[1] if stat else ""}
+
+
+def process_gone(tags: dict[str, str]) -> bool:
+    """Whether the process named by a run's tags has ended (only decidable on its own host).
+
+    A zombie has ended, and a pid whose process started at another time has been reused.
+    """
+    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
+        return False
+    pid = int(tags[PID_TAG])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        pass
+    stat, started = _proc_stat(pid), tags.get(PROCESS_START_TAG)
+    return stat is not None and (stat[0] == "Z" or bool(started) and stat[1] != started)
 
 
 def _is_locked(exc: Exception) -> bool:
@@ -69,14 +157,19 @@ class Store:
 
     def __init__(self, uri: str | None = None, artifact_root: str | None = None):
         self.uri = tracking_uri(uri)
-        self.client = MlflowClient(tracking_uri=self.uri)
+        probe(self.uri)
+        try:  # opening a SQLite store reads its schema, which a writer may hold locked
+            self.client = retry_locked(lambda: MlflowClient(tracking_uri=self.uri))
+        except Exception as exc:
+            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise TrackingError(f"tracking store {self.uri} cannot be opened: {first_line}") from exc
         self._artifact_root = artifact_root
 
     def _artifact_location(self, name: str) -> str | None:
         if self._artifact_root:
             root = Path(self._artifact_root)
-        elif self.uri.startswith("sqlite:///"):
-            root = Path(urlparse(self.uri).path).parent / "mlartifacts"
+        elif sqlite_path(self.uri) is not None:
+            root = sqlite_path(self.uri).parent / "mlartifacts"
         else:  # a server decides where artifacts go
             return None
         return (root / name.replace("/", "__")).resolve().as_uri()
@@ -96,15 +189,34 @@ class Store:
                 raise
             return found.experiment_id
 
-    def finished_run_id(self, experiment_id: str, key: str) -> str | None:
-        runs = retry_locked(
+    def _runs_of_key(self, experiment_id: str, key: str, status: str, max_results: int = 1000):
+        return retry_locked(
             lambda: self.client.search_runs(
                 [experiment_id],
-                filter_string=f"tags.{RUN_KEY_TAG} = '{key}' and attributes.status = 'FINISHED'",
-                max_results=1,
+                filter_string=f"tags.{RUN_KEY_TAG} = '{key}' and attributes.status = '{status}'",
+                max_results=max_results,
             )
         )
+
+    def finished_run_id(self, experiment_id: str, key: str) -> str | None:
+        runs = self._runs_of_key(experiment_id, key, "FINISHED", max_results=1)
         return runs[0].info.run_id if runs else None
+
+    def mark_orphans_killed(self, experiment_id: str, key: str) -> list[str]:
+        """Mark KILLED the RUNNING runs of ``key`` whose process is gone (killed with its sweep).
+
+        Only runs started on this host can be judged; a run of a live process is left alone.
+        """
+        killed = []
+        for found in self._runs_of_key(experiment_id, key, "RUNNING"):
+            tags = found.data.tags
+            if process_gone(tags):
+                reason = (f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended while the run was RUNNING; "
+                          f"marked by process {os.getpid()} starting the same run key")
+                self.set_tags(found.info.run_id, {KILLED_REASON_TAG: reason})
+                self.terminate(found.info.run_id, "KILLED")
+                killed.append(found.info.run_id)
+        return killed
 
     def start_run(self, experiment_id: str, run_name: str, tags: dict[str, str]) -> str:
         run = retry_locked(lambda: self.client.create_run(experiment_id, run_name=run_name, tags=tags))
@@ -142,11 +254,16 @@ class Store:
 class PrepareStore(Callback):
     """Hydra callback: create the store and the experiment in the launching process.
 
-    Runs before any job of a multirun starts, so joblib workers find both in place.
+    Runs before any job of a multirun starts, so joblib workers find both in place; a store
+    that cannot be reached ends the sweep here, in one line, before any job starts.
     """
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        store = Store(config.tracking.uri, config.tracking.artifact_root)
+        try:
+            store = Store(config.tracking.uri, config.tracking.artifact_root)
+        except TrackingError as exc:
+            print(f"svmrepro-run: error: {exc}", file=sys.stderr)
+            sys.exit(2)
         name = experiment_name(dict(config.hydra.runtime.choices))
         store.experiment_id(name)
         log.info("MLflow store %s ready, experiment %s", store.uri, name)

@@ -6,16 +6,33 @@ are not a Cartesian product (Table 1: each data set with its own kernel width, f
 algorithms whose parameters have different names). The command line and ``hydra.sweeper.params``
 apply to every grid, a later value of a key replacing an earlier one (Hydra's rule), so ``seed=0``
 narrows an experiment's seed sweep to one seed.
+
+Unlike Hydra's BasicSweeper, a failed job does not stop the sweep: every batch runs, and the
+sweep ends with a summary line, the failed jobs (overrides and error) on stderr and exit code 1.
+Finished runs are skipped when the same command is run again, so it retries only the failed ones.
+Jobs report their progress as they end (:mod:`.progress`).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
+import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
+from hydra.core.utils import JobReturn, JobStatus, filter_overrides
 from omegaconf import OmegaConf
+
+from hydra_plugins.svmrepro_sweeper import progress
+
+log = logging.getLogger(__name__)
 
 
 def sweep_grids(sweep) -> list[dict]:
@@ -35,6 +52,30 @@ def expand(grids: list[Mapping], overrides: list[Override], parser: OverridesPar
     return jobs
 
 
+def workers(launcher_config) -> int:
+    """Jobs run at a time: joblib's ``n_jobs`` (negative counts back from the cores), else 1."""
+    n_jobs = (launcher_config or {}).get("n_jobs") or 1
+    return max(1, n_jobs if n_jobs > 0 else (os.cpu_count() or 1) + 1 + n_jobs)
+
+
+def job_status(ret: JobReturn) -> str:
+    if ret.status != JobStatus.COMPLETED:
+        return progress.FAILED
+    return progress.SKIPPED if ret.return_value == "SKIPPED" else progress.DONE  # svmrepro.runner.SKIPPED
+
+
+def error_line(error: BaseException) -> str:
+    """``<ExceptionType>: <first line of its message>``."""
+    return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"
+
+
+def failure_line(ret: JobReturn) -> str:
+    """``#<job> <overrides>: <error line>``."""
+    num = ret.hydra_cfg.hydra.job.num if ret.hydra_cfg is not None else "?"
+    error = ret._return_value  # the exception: JobReturn.return_value would re-raise it
+    return f"#{num} {' '.join(filter_overrides(ret.overrides or []))}: {error_line(error)}"
+
+
 class ModeSweeper(BasicSweeper):
     def split_arguments(self, overrides: list[Override], max_batch_size: int | None) -> list[list[list[str]]]:
         mode = getattr(self.config.mode, "value", self.config.mode)  # a Mode enum once typed
@@ -42,3 +83,34 @@ class ModeSweeper(BasicSweeper):
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         jobs = expand(grids, overrides, parser)
         return list(BasicSweeper.split_overrides_to_chunks(jobs, max_batch_size))
+
+    def sweep(self, arguments: list[str]) -> Any:
+        """BasicSweeper.sweep, with every batch run whatever failed, progress, and a summary."""
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        self.overrides = self.split_arguments(parser.parse_overrides([*self._parse_config(), *arguments]),
+                                              self.max_batch_size)
+        sweep_dir = Path(self.config.hydra.sweep.dir)
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
+        total = sum(len(batch) for batch in self.overrides)
+        progress.start(sweep_dir, total, workers(self.config.hydra.get("launcher")))
+        started, returns = time.perf_counter(), []
+        while not self.is_done():
+            batch = self.get_job_batch()
+            self.validate_batch_is_legal(batch)
+            try:
+                returns.append(self.launcher.launch(batch, initial_job_idx=sum(map(len, returns))))
+            except Exception as exc:  # a worker process died (out of memory?): joblib gives up the batch
+                print(f"svmrepro-run: the sweep stopped: {error_line(exc)}\n  the runs that finished are kept; "
+                      "the same command runs the rest", file=sys.stderr)
+                sys.exit(1)
+        ended = [ret for batch in returns for ret in batch]
+        counts = Counter(job_status(ret) for ret in ended)
+        log.info("sweep ended: %d jobs in %s: %s", total, progress.clock(time.perf_counter() - started),
+                 progress.counts_text(counts))
+        failed = [failure_line(ret) for ret in ended if ret.status != JobStatus.COMPLETED]
+        if failed:
+            print(f"svmrepro-run: {len(failed)} of {total} jobs failed (the same command retries only them):",
+                  *failed, sep="\n  ", file=sys.stderr)
+            sys.exit(1)
+        return returns

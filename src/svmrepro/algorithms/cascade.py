@@ -21,6 +21,7 @@ The numerical cores are plain functions (:func:`split_classes`, :func:`cascade_s
 
 from __future__ import annotations
 
+import logging
 import warnings
 from dataclasses import dataclass, field
 from math import ceil
@@ -36,6 +37,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmrepro.algorithms.parallel import fit_each
 from svmrepro.metrics import support_counts
+
+log = logging.getLogger(__name__)  # progress of long fits, one line per step
 
 #: sklearn.svm.SVC parameters every sub-SVM of the cascade shares (same names, same checks)
 SVC_PARAMS = ("kernel", "degree", "gamma", "coef0", "C", "shrinking", "tol", "cache_size", "class_weight", "max_iter")
@@ -89,6 +92,9 @@ def fit_step(svm: SVC, X, y, step: str, names, subsets, n_jobs) -> tuple[list[SV
     subs = [
         Subproblem(step, name, s, np.sort(s[m.support_]), t, t) for name, s, m, t in zip(names, subsets, models, times)
     ]
+    if subs:
+        log.info("cascade step %s: %d sub-SVMs on %d examples -> %d SVs, slowest %.1f s", step, len(subs),
+                 sum(len(s) for s in subsets), sum(len(sub.support) for sub in subs), max(times))
     return models, subs
 
 

@@ -14,6 +14,7 @@ and the first-stage fit shared by :class:`CrossTrainingSVC` and
 
 from __future__ import annotations
 
+import logging
 import time
 from numbers import Integral
 from typing import NamedTuple
@@ -29,6 +30,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from svmrepro.algorithms.parallel import fit_each, map_each
 from svmrepro.metrics import final_estimator, support_counts
+
+log = logging.getLogger(__name__)  # progress of long fits, one line per stage
 
 # ---------------------------------------------------------------------------------------------
 # Plain functions: Algorithm 3's steps and the sec. 4.3 options
@@ -201,6 +204,8 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         self.estimators_, times = fit_each(estimator, [(X[s], y[s]) for s in self.subsets_], n_jobs=self.n_jobs)
         wall = time.perf_counter() - start
+        log.info("cross-training first stage: %d SVMs on %d examples each in %.1f s", len(self.subsets_),
+                 max(len(s) for s in self.subsets_), wall)
         self.first_stage_shifts_ = np.zeros(self.n_subsets)
         if self.threshold == "all":
             self.first_stage_shifts_ = np.array(
@@ -411,7 +416,11 @@ class CrossTrainingSVC(FirstStageSVC):
                 "C of the first-stage estimator"
             )
 
+        log.info("cross-training editing: %d of %d examples kept (%d misclassified, %d confident discarded, "
+                 "%d reinserted)", len(idx), len(fit_idx), edit.misclassified.sum(), edit.confident.sum(),
+                 len(reinserted))
         final_diagnostics = self._fit_final(X[idx], y[idx], X[val_idx], y[val_idx])
+        log.info("cross-training final SVM: %d examples in %.1f s", len(idx), final_diagnostics["final_search_time_s"])
         final = final_estimator(self.final_estimator_)
         if hasattr(final, "support_"):
             self.support_ = idx[final.support_]

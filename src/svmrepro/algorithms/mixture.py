@@ -17,6 +17,7 @@ random parts of step 1, no re-assignment (constant weights carry no information 
 
 from __future__ import annotations
 
+import logging
 import time
 from numbers import Integral, Real
 
@@ -31,6 +32,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from svmrepro.algorithms import gater as gnet
 from svmrepro.algorithms.parallel import fit_each, map_each
 from svmrepro.metrics import support_counts
+
+log = logging.getLogger(__name__)  # progress of long fits, one line per outer iteration
 
 
 def capacity(n_samples: int, n_experts: int, slack: int) -> int:
@@ -225,6 +228,11 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         best, n_outer = None, 1 if self.gater == "uniform" else self.n_iter
         for it in range(n_outer):
             experts, params, weights, row = self._iteration(Xf, yf, val, labels, params, gen)
+            log.info(
+                "mixture iteration %d/%d: train error %.4f%s, experts %.1f s (slowest %.1f s), gater %.1f s",
+                it + 1, n_outer, row["train_error"], f", validation error {row['val_error']:.4f}" if "val_error" in row
+                else "", row["expert_time_sum_s"], row["expert_time_max_s"], row["gater_time_s"],
+            )
             for key, value in row.items():
                 diag.setdefault(key, []).append(value)
             if val is not None and self.early_stopping and best is not None and row["val_error"] > best[0]:

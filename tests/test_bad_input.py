@@ -1,0 +1,172 @@
+"""Bad input at run time: one clear line, no deep traceback, nothing logged half-way.
+
+Covered elsewhere: bad config values and unknown group options at composition
+(tests/test_config.py), wrong checksums, wrong formats and missing files offline of every data
+set (tests/data/), a report metric no run logged (tests/test_report.py).
+"""
+
+import socket
+import string
+import subprocess
+import sys
+import time
+from numbers import Integral
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mlflow.tracking import MlflowClient
+from omegaconf import OmegaConf, open_dict
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
+
+from svmrepro.build import build
+from svmrepro.compose import CONF_DIR, compose_config
+from svmrepro.data.files import OFFLINE_ENV, PROJECT_ROOT
+from svmrepro.errors import ConfigError, DataError
+from svmrepro.runner import run
+from svmrepro.tracking import Store, TrackingError, probe
+
+ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml"))
+BANANA = PROJECT_ROOT.parent / "shared" / "data" / "raetsch" / "banana.mat"
+
+
+def _cli(*args, timeout=120):
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "svmrepro", *args], capture_output=True, text=True, timeout=timeout)
+    done.seconds = time.monotonic() - started
+    done.lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return done
+
+
+@pytest.mark.parametrize(
+    ("override", "missing"),
+    [("dataset=no_such_data", "dataset/no_such_data"), ("algorithm=no_such_svm", "algorithm/no_such_svm"),
+     ("experiment=cascade/no_such_table", "experiment/cascade/no_such_table")],
+)
+def test_an_unknown_name_is_refused_first_thing_and_nothing_is_logged(override, missing, tmp_path):
+    done = _cli(override, f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}")
+    assert done.returncode != 0
+    assert done.lines[0] == f"In 'config': Could not find '{missing}'"  # Hydra's, listing the valid names after
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+# --- a tracking store that cannot be reached ------------------------------------------------
+
+
+@pytest.fixture
+def closed_port_uri():
+    """http://127.0.0.1:<a port nobody listens on>."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_an_unreachable_server_fails_in_seconds_naming_it(closed_port_uri):
+    started = time.monotonic()
+    with pytest.raises(TrackingError, match=f"tracking store {closed_port_uri} cannot be reached: .*refused"):
+        Store(closed_port_uri)
+    assert time.monotonic() - started < 10  # MLflow's own retries take minutes
+
+
+def test_a_sqlite_store_in_a_folder_that_cannot_be_made_is_refused(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    uri = f"sqlite:///{tmp_path / 'a_file' / 'sub' / 'mlflow.db'}"
+    with pytest.raises(TrackingError, match=f"tracking store {uri} cannot be reached: cannot create"):
+        Store(uri)
+
+
+def test_a_sqlite_store_in_a_new_folder_is_still_made(tmp_path):
+    probe(f"sqlite:///{tmp_path / 'new' / 'mlflow.db'}")  # the folder, as MLflow itself would
+    assert (tmp_path / "new").is_dir()
+
+
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_the_command_line_names_an_unreachable_store_in_one_line(closed_port_uri, sweep, tmp_path):
+    args = ["-m", f"hydra.sweep.dir={tmp_path / 'sweep'}"] if sweep else []
+    done = _cli(*args, "dataset.n_train=50", "seed=0", f"tracking.uri={closed_port_uri}")
+    assert done.returncode == 2
+    assert done.lines[-1].startswith(f"svmrepro-run: error: tracking store {closed_port_uri} cannot be reached")
+    assert "Traceback" not in done.stderr and "Retrying" not in done.stderr + done.stdout
+    assert done.seconds < 60  # start-up included; MLflow's retries alone would take minutes
+
+
+# --- data files: a run whose data cannot be read logs nothing ---------------------------------
+
+
+@pytest.mark.skipif(not BANANA.is_file(), reason="shared/data/raetsch/banana.mat is not present")
+def test_a_run_whose_data_file_is_missing_or_truncated_logs_nothing(tmp_path, monkeypatch, store_uri):
+    shared = tmp_path / "shared" / "raetsch"
+    shared.mkdir(parents=True)
+    monkeypatch.setenv("SVMREPRO_DATA", str(tmp_path / "home"))
+    monkeypatch.setenv("SVMREPRO_SHARED_DATA", str(shared.parent))
+    monkeypatch.setenv(OFFLINE_ENV, "1")
+    cfg = compose_config(["dataset=banana", "algorithm=svc_linear", f"tracking.uri={store_uri}"])
+    with pytest.raises(DataError, match="banana.mat") as missing:
+        run(cfg, {"experiment": "test/bad_input"})
+    (shared / "banana.mat").write_bytes(BANANA.read_bytes()[: BANANA.stat().st_size // 2])
+    with pytest.raises(DataError, match="checksum mismatch") as truncated:
+        run(cfg, {"experiment": "test/bad_input"})
+    assert "\n" not in str(missing.value) + str(truncated.value)
+    client = MlflowClient(store_uri)
+    assert not client.search_runs([client.get_experiment_by_name("test/bad_input").experiment_id])
+
+
+# --- every algorithm parameter out of its range ----------------------------------------------
+
+
+def constrained_params(estimator: BaseEstimator, prefix: str = "") -> list[tuple[str, list]]:
+    """(config path, constraints) of every parameter with a range or a set of options, those of the
+    estimators nested in it (``estimator=SVC(...)``) included."""
+    found = []
+    table = getattr(estimator, "_parameter_constraints", {})
+    for name, value in estimator.get_params(deep=False).items():
+        if any(isinstance(c, (Interval, StrOptions)) for c in table.get(name, [])):
+            found.append((f"{prefix}{name}", table[name]))
+        if isinstance(value, BaseEstimator):
+            found += constrained_params(value, f"{prefix}{name}.")
+    return found
+
+
+def _outside(interval: Interval) -> list[st.SearchStrategy]:
+    """Numbers of the interval's type just past either end (anywhere past it)."""
+    below, above = interval.closed in ("left", "both"), interval.closed in ("right", "both")
+    if issubclass(interval.type, Integral):
+        ends = [st.integers(-(10**9), int(interval.left) - below)] if interval.left is not None else []
+        return ends + ([st.integers(int(interval.right) + above, 10**9)] if interval.right is not None else [])
+    floats = dict(allow_nan=False, allow_infinity=False)
+    ends = [st.floats(-1e9, interval.left, exclude_max=below, **floats)] if interval.left is not None else []
+    return ends + ([st.floats(interval.right, 1e9, exclude_min=above, **floats)] if interval.right is not None else [])
+
+
+def invalid_values(constraints: list) -> st.SearchStrategy:
+    """Values no constraint of the list accepts: out-of-range numbers, unknown option names."""
+    options = [s for c in constraints if isinstance(c, Interval) for s in _outside(c)]
+    if any(isinstance(c, StrOptions) for c in constraints):
+        options.append(st.text(string.ascii_lowercase + "_", min_size=1, max_size=12))
+    checks = [make_constraint(c) for c in constraints]
+    return st.one_of(options).filter(lambda value: not any(check.is_satisfied_by(value) for check in checks))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_an_out_of_range_algorithm_value_is_one_line_naming_it(algorithm):
+    cfg = compose_config([f"algorithm={algorithm}"])
+    params = constrained_params(build(cfg).estimator)
+    assert params, f"{algorithm} declares no ranges or options"
+
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(st.data())
+    def check(data):
+        path, constraints = data.draw(st.sampled_from(params), label="parameter")
+        value = data.draw(invalid_values(constraints), label="value")
+        bad = cfg.copy()
+        with open_dict(bad):
+            OmegaConf.update(bad, f"algorithm.{path}", value, force_add=True)
+        with pytest.raises(ConfigError) as err:
+            build(bad)
+        message = str(err.value)
+        assert message.startswith(f"algorithm.{path}=") and "\n" not in message
+
+    check()
