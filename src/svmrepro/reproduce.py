@@ -3,36 +3,69 @@
     svmrepro-reproduce                         # every paper, quick mode
     svmrepro-reproduce cross_training --mode full
     svmrepro-reproduce cross_training --from-csv   # rebuild committed outputs, no MLflow needed
+    svmrepro-reproduce cross_training --check      # which runs exist, which are missing, which claims hold
+    svmrepro-reproduce cross_training --prune      # delete runs of configurations the sweeps no longer have
 
 Per mode, ``reproduce/<mode>.yaml`` says where outputs go and how sweeps are launched. A sweep
 is ``svmrepro-run -m experiment=<paper>/<id> mode=<mode>`` in a child process; finished runs are
 skipped by the runner, so an interrupted reproduction resumes where it stopped.
+
+An output built from MLflow is also logged there: its files become the artifacts of one run per
+(experiment, mode), ``report-<mode>``, tagged ``svmrepro.kind=report``; a rebuild replaces them.
+That run has none of the runner's tags (``mode``, ``config_hash``), so it is never read as a result.
+
+``--check`` runs and writes nothing. Per output it counts the FINISHED runs, lists the
+configurations of the sweep that have none (by the ``config_hash`` tag the runner gives a run),
+and sets our mean of every (group, x, metric) the paper reports beside the paper's number:
+``within range`` of the paper's [low, high], ``within 10 %`` of its value (or of the range's nearer
+end), or ``differs``. That is arithmetic, not a verdict on the claim: timings of 1999-2004
+hardware, for one, are expected to differ.
+
+Outputs count every FINISHED run of their experiment, including runs of configurations that
+were since edited out of the sweep (a changed kernel width, a removed size): ``--check`` counts
+them and ``--prune`` soft-deletes them (restorable with ``mlflow runs restore``).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
+from functools import cache, partial
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
+from hydra.errors import HydraException
 from hydra.utils import instantiate
+from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from omegaconf import OmegaConf
 
 from svmrepro.compose import compose_config, experiments, papers, sweep_jobs
 from svmrepro.data.files import PROJECT_ROOT
 from svmrepro.errors import DataError, SvmReproError
-from svmrepro.report import build_output, output_paths, write_not_run
+from svmrepro.identity import config_hash
+from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.runs import read_runs, runs_from_mlflow
+from svmrepro.report.slopes import loglog_slopes
 from svmrepro.report.spec import ReportSpec, spec_from_config
+from svmrepro.report.tables import paper_text, read_paper, summarise, x_label
+from svmrepro.tracking import Store, retry_locked, sqlite_path, tracking_uri
 
 log = logging.getLogger("svmrepro.reproduce")
 PLANS = PROJECT_ROOT / "reproduce"
+#: tags of the run holding an output's files (never the runner's tags: it is not a result)
+REPORT_KIND, REPORT_MODE = "svmrepro.kind", "svmrepro.mode"
+#: how close to a paper's single value (or to the nearer end of its range) counts as agreeing
+TOLERANCE = 0.10
+WITHIN_RANGE, WITHIN_TOLERANCE, DIFFERS, NO_RUNS = "within range", "within 10 %", "differs", "no runs"
+#: the x of a log-log slope, which is fitted over all of a group's runs
+SLOPE_X = "(fit)"
+CLAIM_COLUMNS = ("group", "x", "metric", "ours", "runs", "paper", "rel", "verdict")
 
 
 @dataclass(frozen=True)
@@ -73,15 +106,22 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
     return subprocess.run(command, cwd=PROJECT_ROOT).returncode == 0
 
 
+def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
+    """(overrides, composed config) of every job of the experiment's sweep in ``mode``."""
+    base = [f"experiment={experiment}", f"mode={mode}"]
+    sweep = compose_config(base).sweep or {}
+    for job in sweep_jobs(sweep.get(mode), extra):
+        yield job, compose_config([*base, *job])
+
+
 def missing_data(experiment: str, mode: str) -> str | None:
     """Why the data of some job of the sweep cannot be had (files absent and not downloadable), or None.
 
     Fetching is the loaders' own code, so a file that can be downloaded is downloaded here.
     """
-    base = [f"experiment={experiment}", f"mode={mode}"]
     seen = set()
-    for job in sweep_jobs(compose_config(base).sweep[mode]):
-        node = compose_config([*base, *job]).dataset
+    for _, cfg in job_configs(experiment, mode):
+        node = cfg.dataset
         key = OmegaConf.to_yaml(node)
         if key in seen:
             continue
@@ -108,14 +148,210 @@ def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> None
     else:
         if not args.no_run and not run_sweep(experiment, plan, args.tracking_uri, args.override):
             log.error("%s: some runs failed; the output is built from the runs that finished", experiment)
-        runs = pd.concat(
-            [runs_from_mlflow(name, plan.mode, args.tracking_uri) for name in (experiment, *spec.include)],
-            ignore_index=True,
-        )
+        runs = gather_runs(spec, plan.mode, args.tracking_uri)
         if runs.empty:
             raise SvmReproError(f"{experiment}: no FINISHED runs in mode {plan.mode}")
     paths = build_output(spec, runs, out_dir, PROJECT_ROOT, plan.mode)
     log.info("%s: wrote %s (+ .csv, .png, .runs.csv) from %d runs", experiment, paths.table_md, len(runs))
+    if not args.from_csv:
+        run_id = log_outputs(spec, paths, plan.mode, args.tracking_uri, len(runs))
+        log.info("%s: logged the output to MLflow run %s", experiment, run_id)
+
+
+def sweep_overrides(overrides: list[str]) -> dict[str, str]:
+    """``--override`` items that change configurations (``key=value``; Hydra's own settings do not)."""
+    if any("=" not in item for item in overrides):
+        raise SvmReproError(f"every --override must be key=value, got {overrides}")
+    pairs = dict(item.split("=", 1) for item in overrides)
+    return {key: value for key, value in pairs.items() if not key.startswith("hydra")}
+
+
+@cache
+def sweep_hashes(experiment: str, mode: str, extra: tuple[tuple[str, str], ...] = ()) -> frozenset[str]:
+    """The ``config_hash`` of every configuration of the experiment's sweep in ``mode``."""
+    return frozenset(config_hash(cfg) for _, cfg in job_configs(experiment, mode, dict(extra)))
+
+
+def outside_sweep(runs: pd.DataFrame, spec: ReportSpec, mode: str, overrides: list[str]) -> pd.DataFrame:
+    """The output's own runs whose configuration its ``mode`` sweep (with ``overrides``) no longer has."""
+    own = runs[runs["tags.experiment"] == spec.experiment] if not runs.empty else runs
+    if own.empty:
+        return own
+    extra = tuple(sorted(sweep_overrides(overrides).items()))
+    return own[~own["tags.config_hash"].isin(sweep_hashes(spec.experiment, mode, extra))]
+
+
+def prune(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
+    """Soft-delete (MLflow's ``deleted`` lifecycle, restorable) the runs of configurations that the
+    experiments' sweeps no longer have, so outputs stop counting them; tagged with the reason."""
+    store = Store(args.tracking_uri)
+    for experiment in chosen:
+        spec = spec_of(experiment, plan.mode)
+        stale = outside_sweep(runs_from_mlflow(experiment, plan.mode, args.tracking_uri), spec, plan.mode, args.override)
+        for run_id in stale["run_id"]:
+            store.set_tags(run_id, {"svmrepro.pruned": f"configuration not in the {plan.mode} sweep of {experiment}"})
+            retry_locked(partial(store.client.delete_run, run_id))
+        print(f"{experiment} ({plan.mode}): {len(stale)} runs outside the sweep deleted", flush=True)
+    return 0
+
+
+def gather_runs(spec: ReportSpec, mode: str, uri: str | None) -> pd.DataFrame:
+    """All FINISHED runs of an output: its experiment's and those of the experiments it includes."""
+    return pd.concat([runs_from_mlflow(name, mode, uri) for name in (spec.experiment, *spec.include)], ignore_index=True)
+
+
+def log_outputs(spec: ReportSpec, paths: Output, mode: str, uri: str | None, n_runs: int) -> str:
+    """Log an output's files as the artifacts of its experiment's ``report-<mode>`` run.
+
+    The run is made once per (experiment, mode); a rebuild deletes its artifacts before logging
+    the new files, so neither runs nor files a build no longer writes pile up.
+    """
+    store = Store(uri)
+    experiment_id = store.experiment_id(spec.experiment)
+    tags = {REPORT_KIND: "report", REPORT_MODE: mode}
+    query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
+    found = retry_locked(lambda: store.client.search_runs([experiment_id], filter_string=query, max_results=1))
+    if found:
+        run_id = found[0].info.run_id
+        get_artifact_repository(found[0].info.artifact_uri, tracking_uri=store.uri).delete_artifacts()
+    else:
+        run_id = store.start_run(experiment_id, f"report-{mode}", tags)
+    store.set_tags(run_id, {"svmrepro.runs": str(n_runs), "mlflow.note.content": spec.title})
+    for path in astuple(paths):
+        if path.is_file():
+            retry_locked(partial(store.client.log_artifact, run_id, str(path)))
+    store.terminate(run_id, "FINISHED")
+    return run_id
+
+
+def verdict(ours: float, value: float, low: float, high: float) -> tuple[str, float]:
+    """Our mean against the paper's ``value``, or its range [``low``, ``high``] (a blank end is open).
+
+    Returns ``within range``, ``within 10 %`` or ``differs``, and the signed distance from the
+    paper's value (or the range's nearer end) relative to it, 0 inside the range.
+    """
+    ranged = pd.isna(value)
+    low, high = (low, high) if ranged else (value, value)
+    nearest = min(max(ours, -math.inf if pd.isna(low) else low), math.inf if pd.isna(high) else high)
+    if ranged and nearest == ours:
+        return WITHIN_RANGE, 0.0
+    if nearest == 0:
+        rel = 0.0 if ours == 0 else math.copysign(math.inf, ours)
+    else:
+        rel = (ours - nearest) / abs(nearest)
+    return (WITHIN_TOLERANCE if abs(rel) <= TOLERANCE else DIFFERS), rel
+
+
+def our_numbers(runs: pd.DataFrame, spec: ReportSpec, paper: pd.DataFrame) -> pd.DataFrame:
+    """Our mean and run count per (group, x, metric) as the output's table has them, and each
+    group's log-log slopes (x = ``(fit)``); x written as in tables (:func:`x_label`)."""
+    table = summarise(runs, spec)
+    parts = [table[["group", "x", "runs"]].assign(metric=m, ours=table[f"{m}_mean"]) for m in spec.metrics]
+    if spec.slopes:
+        slopes = loglog_slopes(runs, spec, paper).rename(columns={"slope": "metric"})
+        parts.append(slopes[["group", "metric", "ours", "runs"]].assign(x=SLOPE_X))
+    numbers = pd.concat(parts, ignore_index=True)
+    return numbers.assign(x=numbers["x"].map(x_label))
+
+
+def claims(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """Every paper number beside our mean at its (group, x, metric), with :func:`verdict`; a number
+    with a blank x beside our mean at each x. A number we have no runs for gets one row ``no runs``."""
+    rows = []
+    for _, number in paper.iterrows():
+        at = (ours["group"] == str(number["group"])) & (ours["metric"] == number["metric"]) & ours["ours"].notna()
+        if pd.notna(number["x"]):
+            at &= ours["x"] == x_label(number["x"])
+        said = {"metric": number["metric"], "paper": paper_text(number)}
+        if not at.any():
+            rows.append({**said, "group": number["group"], "x": x_label(number["x"]) if pd.notna(number["x"]) else "",
+                         "runs": 0, "verdict": NO_RUNS})
+        for _, mine in ours[at].iterrows():
+            word, rel = verdict(mine["ours"], number["value"], number["low"], number["high"])
+            rows.append({**said, "group": mine["group"], "x": mine["x"], "ours": mine["ours"], "runs": mine["runs"],
+                         "rel": rel, "verdict": word})
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def claims_lines(spec: ReportSpec, runs: pd.DataFrame) -> list[str]:
+    """The claims part of a check: counts per verdict, then the compared numbers as a table."""
+    paper_path = spec.paper_path(PROJECT_ROOT)
+    if paper_path is None:
+        return ["claims: the report names no paper numbers"]
+    if runs.empty:
+        return [f"claims: no runs to set beside {spec.paper}"]
+    paper = read_paper(paper_path)
+    try:
+        found = claims(our_numbers(runs, spec, paper), paper)
+    except SvmReproError as exc:
+        return [f"claims: cannot compare: {exc}"]
+    compared = found[found["verdict"] != NO_RUNS]
+    counts = ", ".join(f"{n} {word}" for word, n in compared["verdict"].value_counts().items())
+    head = f"claims vs {spec.paper}: {counts or 'none compared'}; without runs of ours: {len(found) - len(compared)}"
+    if compared.empty:
+        return [head]
+    shown = pd.DataFrame({
+        "group": compared["group"], "x": compared["x"], "metric": compared["metric"],
+        "ours (runs)": [f"{m:.4g} ({n})" for m, n in zip(compared["ours"], compared["runs"])],
+        "paper": compared["paper"], "rel": [f"{r:+.0%}" if r else "" for r in compared["rel"]], "verdict": compared["verdict"],
+    })
+    return [head, *("  " + line for line in shown.to_string(index=False).splitlines())]
+
+
+def missing_lines(jobs: list[list[str]]) -> list[str]:
+    """Jobs without a FINISHED run, one line per configuration with the seeds it lacks."""
+    seeds: dict[str, list[str]] = {}
+    for job in jobs:
+        rest = " ".join(o for o in job if not o.startswith("seed=")) or "(the experiment as configured)"
+        seeds.setdefault(rest, []).extend(o.removeprefix("seed=") for o in job if o.startswith("seed="))
+    return [f"missing: {rest}" + (f" (seed {', '.join(s)})" if s else "") for rest, s in seeds.items()]
+
+
+def checked_runs(spec: ReportSpec, plan: Plan, args: argparse.Namespace) -> pd.DataFrame:
+    """The runs the output would be built from, read without writing anything (a SQLite store
+    that does not exist is not opened: opening it would create it)."""
+    if args.from_csv:
+        path = output_paths(spec, plan.results_dir / spec.paper_id).runs_csv
+        return read_runs(path) if path.is_file() else pd.DataFrame()
+    uri = tracking_uri(args.tracking_uri)
+    if sqlite_path(uri) is not None and not sqlite_path(uri).is_file():
+        return pd.DataFrame()
+    return gather_runs(spec, plan.mode, uri)
+
+
+def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
+    """What exists and what is missing of one output's sweep, and its claims, as text."""
+    spec = spec_of(experiment, plan.mode)
+    extra = sweep_overrides(args.override)
+    expected = {config_hash(cfg): job for job, cfg in job_configs(experiment, plan.mode, extra)}
+    runs = checked_runs(spec, plan, args)
+    own = runs[runs["tags.experiment"] == experiment] if not runs.empty else runs
+    have = set(own["tags.config_hash"]) if not own.empty else set()
+    missing = [job for key, job in expected.items() if key not in have]
+    lines = [
+        f"{len(own)} FINISHED runs; the {plan.mode} sweep has {len(expected)} configurations: "
+        f"{len(expected) - len(missing)} done, {len(missing)} missing",
+        *missing_lines(missing),
+    ]
+    if have - set(expected):
+        lines.append(f"{len(have - set(expected))} runs of configurations outside the sweep "
+                     "(they count in the output; --prune deletes them)")
+    if len(runs) > len(own):
+        lines.append(f"{len(runs) - len(own)} runs of {', '.join(spec.include)} shown beside them")
+    lines += claims_lines(spec, runs)
+    return "\n".join([f"== {experiment} ({plan.mode})", *("  " + line for line in lines)])
+
+
+def check(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
+    """Print :func:`check_one` of every output; 1 if one could not be checked."""
+    failed = False
+    for experiment in chosen:
+        try:
+            print(check_one(experiment, plan, args), flush=True)
+        except (SvmReproError, HydraException) as exc:
+            print(f"== {experiment} ({plan.mode})\n  cannot check: {exc}", flush=True)
+            failed = True
+    return 1 if failed else 0
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -128,6 +364,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tracking-uri", default=None, help="MLflow store (default: the project's mlflow.db)")
     parser.add_argument("--results-dir", type=Path, default=None, help="write outputs below this folder")
     parser.add_argument("--override", action="append", default=[], help="extra Hydra override for sweeps")
+    parser.add_argument("--check", action="store_true",
+                        help="list existing and missing runs and how our numbers stand to the paper's; run nothing")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete (restorably) the runs of configurations the sweeps no longer have; run nothing")
     return parser.parse_args(argv)
 
 
@@ -150,6 +390,10 @@ def main(argv: list[str] | None = None) -> int:
     except SvmReproError as exc:
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
         return 2
+    if args.check:
+        return check(chosen, plan, args)
+    if args.prune:
+        return prune(chosen, plan, args)
     failed = []
     for experiment in chosen:
         try:

@@ -20,8 +20,8 @@ KEEP_PREFIXES = ("params.", "metrics.", "tags.")
 KEEP_COLUMNS = ("run_id", "status", "start_time")
 #: columns that only make sense next to the MLflow store they came from
 STORE_COLUMNS = ("artifact_uri",)
-#: tags that only repeat MLflow's bookkeeping
-DROP_TAGS = ("tags.mlflow.",)
+#: tags that only repeat MLflow's bookkeeping, or name the process that ran (host, pid)
+DROP_TAGS = ("tags.mlflow.", "tags.process.")
 
 
 def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.DataFrame:
@@ -34,6 +34,9 @@ def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.D
             output_format="pandas",
         )
     )
+    if "tags.config_hash" not in found:  # only the runner's runs: not a report run, nor one logged by hand
+        return found.iloc[0:0]
+    found = found[found["tags.config_hash"].notna()]
     if found.empty:
         return found
     found = found.sort_values("start_time").drop_duplicates("tags.config_hash", keep="last")

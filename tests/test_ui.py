@@ -1,0 +1,176 @@
+"""The MLflow UI: ``make ui`` serves the runner's store, and a server over a store the tests filled
+serves its experiments, runs, metrics and the built outputs (logged by svmrepro-reproduce)."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+from mlflow import MlflowClient
+from mlflow.entities import ViewType
+
+from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.report.runs import runs_from_mlflow
+from svmrepro.reproduce import main as reproduce
+from svmrepro.runner import run
+from svmrepro.tracking import sqlite_path, tracking_uri
+
+EXPERIMENT = "cross_training/fig3_baseline"
+OUTPUT = "fig3_baseline"
+#: two seconds-long configurations of its sweep (training sizes 120 and 160)
+SMALL = ["dataset.n_train=120,160", "dataset.n_test=200", "seed=0", "selection.cv.n_splits=2", "selection.param_grid.C=[1.0]"]
+REPORT_RUNS = "tags.`svmrepro.kind` = 'report'"
+#: seconds the server may take to answer /health (it imports all of MLflow; the machine is shared)
+STARTUP_S = 120
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A new SQLite store, its schema made before the server and the runs open it concurrently."""
+    root = tmp_path_factory.mktemp("ui")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    MlflowClient(uri).search_experiments()
+    return root, uri
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def started(store):
+    """``mlflow server`` on a free loopback port over the store, started early (it takes seconds to
+    import) and stopped with its workers."""
+    root, uri = store
+    url = f"http://127.0.0.1:{_free_port()}"
+    command = [
+        sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
+        "--default-artifact-root", str(root / "mlartifacts"), "--host", "127.0.0.1",
+        "--port", url.rsplit(":", 1)[1], "--workers", "1",
+    ]
+    with open(root / "server.log", "w") as log:
+        process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        yield url, process
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)  # its own session: uvicorn and the job runner go too
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def built(store, started):
+    """The two runs, the output built from them, a stale file logged to its report run, and the
+    output built again; returns the experiment's id and the report run's."""
+    root, uri = store
+    base = [f"experiment={EXPERIMENT}", "mode=quick", f"tracking.uri={uri}"]
+    for job in sweep_jobs(compose_config(base).sweep.quick, dict(o.split("=", 1) for o in SMALL)):
+        run(*compose_run([*base, *job]))
+    args = ["--experiment", EXPERIMENT, "--no-run", "--tracking-uri", uri, "--results-dir", str(root / "results")]
+    args += [f"--override={o}" for o in SMALL]
+    assert reproduce(args) == 0
+    client = MlflowClient(uri)
+    experiment_id = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    (first,) = client.search_runs([experiment_id], REPORT_RUNS)
+    (root / "stale.txt").write_text("a file the next build does not write")
+    client.log_artifact(first.info.run_id, str(root / "stale.txt"))
+    assert reproduce(args) == 0
+    return experiment_id, first.info.run_id
+
+
+@pytest.fixture(scope="module")
+def server(store, started, built):
+    """The server's URL once it answers /health."""
+    root, _ = store
+    url, process = started
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        assert process.poll() is None, (root / "server.log").read_text()[-3000:]
+        assert time.monotonic() < deadline, f"no /health in {STARTUP_S} s"
+        try:
+            if requests.get(f"{url}/health", timeout=2).ok:
+                return url
+        except (requests.ConnectionError, requests.Timeout):  # not listening yet, or still starting
+            pass
+        time.sleep(0.5)
+
+
+def _api(url: str, endpoint: str, **params) -> dict:
+    answer = requests.get(f"{url}/api/2.0/mlflow/{endpoint}", params=params, timeout=30)
+    assert answer.ok, answer.text
+    return answer.json()
+
+
+def _search_runs(url: str, experiment_id: str, filter_string: str) -> list[dict]:
+    body = {"experiment_ids": [experiment_id], "filter": filter_string, "max_results": 100}
+    answer = requests.post(f"{url}/api/2.0/mlflow/runs/search", json=body, timeout=30)
+    assert answer.ok, answer.text
+    return answer.json().get("runs", [])
+
+
+def _output_files(root) -> dict:
+    return {path.name: path for path in (root / "results" / "cross_training").glob(f"{OUTPUT}.*")}
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_ui_serves_the_store_and_artifact_root_the_runner_uses_by_default(monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    printed = subprocess.run(["make", "-n", "ui"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True)
+    command = printed.stdout.replace("\\\n", " ").split()
+    assert command[command.index("--backend-store-uri") + 1] == tracking_uri()
+    artifact_root = sqlite_path(tracking_uri()).parent / "mlartifacts"  # where Store puts a new experiment's
+    assert command[command.index("--default-artifact-root") + 1] == str(artifact_root)
+    assert command[command.index("--host") + 1] == "127.0.0.1"
+
+
+def test_a_rebuild_replaces_the_report_runs_artifacts_and_it_is_no_result(store, built):
+    (root, uri), (experiment_id, first_id) = store, built
+    client = MlflowClient(uri)
+    (report,) = client.search_runs([experiment_id], REPORT_RUNS, run_view_type=ViewType.ALL)
+    assert report.info.run_id == first_id and report.info.status == "FINISHED"
+    assert report.info.run_name == "report-quick" and report.data.tags["svmrepro.mode"] == "quick"
+    files = _output_files(root)
+    assert {f"{OUTPUT}.md", f"{OUTPUT}.csv", f"{OUTPUT}.png", f"{OUTPUT}.runs.csv"} <= set(files)
+    assert {a.path for a in client.list_artifacts(first_id)} == set(files)  # stale.txt is gone
+    logged = client.download_artifacts(first_id, f"{OUTPUT}.md", str(root / "downloaded"))
+    assert open(logged).read() == files[f"{OUTPUT}.md"].read_text()
+    assert len(runs_from_mlflow(EXPERIMENT, "quick", uri)) == 2
+
+
+def test_the_server_serves_experiments_runs_and_metrics(server, store, built):
+    (_, uri), (experiment_id, report_id) = store, built
+    answer = requests.post(f"{server}/api/2.0/mlflow/experiments/search", json={"max_results": 100}, timeout=30)
+    assert answer.ok, answer.text
+    assert {e["name"]: e["experiment_id"] for e in answer.json()["experiments"]}[EXPERIMENT] == experiment_id
+    runs = _search_runs(server, experiment_id, "tags.mode = 'quick' and attributes.status = 'FINISHED'")
+    assert len(runs) == 2 and report_id not in {r["info"]["run_id"] for r in runs}
+    for found in runs:
+        metrics = {m["key"]: m["value"] for m in found["data"]["metrics"]}
+        assert {"test_error", "n_sv", "fit_time_s"} <= set(metrics)
+        history = _api(server, "metrics/get-history", run_id=found["info"]["run_id"], metric_key="test_error")
+        stored = MlflowClient(uri).get_run(found["info"]["run_id"]).data.metrics["test_error"]
+        assert [m["value"] for m in history["metrics"]] == [pytest.approx(stored)]
+    assert [r["info"]["run_id"] for r in _search_runs(server, experiment_id, REPORT_RUNS)] == [report_id]
+
+
+def test_the_server_serves_the_outputs_logged_as_artifacts(server, store, built):
+    (root, _), (experiment_id, report_id) = store, built
+    listed = _api(server, "artifacts/list", run_id=report_id)
+    files = _output_files(root)
+    assert {f["path"] for f in listed["files"]} == set(files)
+    figure = requests.get(f"{server}/get-artifact", params={"path": f"{OUTPUT}.png", "run_uuid": report_id}, timeout=30)
+    assert figure.ok and figure.content == files[f"{OUTPUT}.png"].read_bytes()
+    assert figure.content.startswith(b"\x89PNG")
+    (result,) = _search_runs(server, experiment_id, "params.`dataset.n_train` = '120'")
+    assert "config.yaml" in {f["path"] for f in _api(server, "artifacts/list", run_id=result["info"]["run_id"])["files"]}
