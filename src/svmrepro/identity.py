@@ -18,8 +18,9 @@ from omegaconf import DictConfig, OmegaConf
 
 import svmrepro
 
-#: top-level keys that never change what a run computes
-NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "smoke", "report"})
+#: top-level keys that never change what a run computes (``parallel``: the engine of the sub-fits,
+#: whose models are the same on every backend)
+NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "smoke", "report", "parallel"})
 #: top-level keys that belong to the identity only when they are not null
 WHEN_SET_KEYS = frozenset({"surface"})
 

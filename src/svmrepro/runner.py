@@ -18,6 +18,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from svmrepro import identity
+from svmrepro.algorithms.parallel import backend_context
 from svmrepro.build import build
 from svmrepro.data.base import REGRESSION, Dataset
 from svmrepro.environment import environment_tags
@@ -124,6 +125,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         "dataset": dataset,
         "algorithm": algorithm,
         "seed": str(cfg.seed),
+        "parallel_backend": cfg.parallel.backend.value,  # timings depend on it, results do not
         "mode": plain["mode"],
         "config_hash": identity.config_hash(plain),
         "data_fingerprint": fingerprint,
@@ -138,7 +140,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
     try:
         store.log_params(run_id, identity.flatten(plain))
         store.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
-        metrics = measure(parts.estimator, data)
+        with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)):
+            metrics = measure(parts.estimator, data)
         diagnostics = getattr(final_estimator(parts.estimator), "diagnostics_", None) or {}
         scalars, series = split_diagnostics(diagnostics)
         metrics.update(scalars)

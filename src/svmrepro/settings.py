@@ -20,6 +20,25 @@ class Mode(str, Enum):
     full = "full"  # the paper's settings; results/<paper>/ (committed)
 
 
+class ParallelBackend(str, Enum):
+    loky = "loky"
+    threading = "threading"
+    dask = "dask"
+    ray = "ray"
+
+
+@dataclass
+class ParallelSettings:
+    """Where the sub-SVMs of one run are fitted (svmrepro.algorithms.parallel.backend_context);
+    not part of the run's identity: every backend fits the same models."""
+
+    backend: ParallelBackend = ParallelBackend.loky
+    #: dask scheduler (tcp://host:8786) or ray cluster (auto, ray://host:10001); None: a local one
+    address: Optional[str] = None
+    #: BLAS/OpenMP threads per parallel task; None: cores // workers
+    blas_threads: Optional[int] = None
+
+
 @dataclass
 class TrackingSettings:
     #: MLflow tracking URI; None means $MLFLOW_TRACKING_URI, else the embedded <project>/mlflow.db
@@ -40,6 +59,7 @@ class RunSettings:
     #: a name for the configuration, e.g. a table row ("adult_3185"); a tag, not part of the identity
     label: Optional[str] = None
     tracking: TrackingSettings = field(default_factory=TrackingSettings)
+    parallel: ParallelSettings = field(default_factory=ParallelSettings)
     #: grid search of the estimator's parameters (None: fit the configured values)
     selection: Optional[Any] = None
     #: an experiment's sweep per mode (``hydra.sweeper.params`` points at ``sweep.<mode>``)

@@ -1,19 +1,174 @@
 """Fit independent sub-models in parallel: the one place meta-estimators go through joblib.
 
 Cross-training's first-stage SVMs, the cascade's sub-problems and the mixture's experts are
-fitted with :func:`fit_each`. The workers come from joblib, so a caller can route them to another
-backend (``with joblib.parallel_config(backend="dask"): ...``) without touching the algorithms.
-Results come back in input order, so parallel and serial fits give identical models.
+fitted with :func:`fit_each`. The workers come from joblib, so the caller picks the engine
+without touching the algorithms: :func:`backend_context` routes every ``fit_each`` and
+``map_each`` inside it to loky processes (joblib's default), threads, a dask.distributed cluster
+or a ray cluster. Results come back in input order, so serial, parallel and distributed fits give
+identical models; only an estimator's ``n_jobs`` > 1 (or -1) makes a call parallel at all.
+
+Each parallel task runs with a bounded BLAS/OpenMP thread pool (threadpoolctl), so ``n_jobs``
+workers do not each start one thread per core: ``blas_threads`` of :func:`backend_context`, else
+``cpu_count // workers`` as joblib's loky backend does for its own processes.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from sklearn.base import clone
+from threadpoolctl import ThreadpoolController
+
+#: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
+BACKENDS = ("loky", "threading", "dask", "ray")
+
+_BLAS_THREADS: ContextVar[int | None] = ContextVar("svmrepro_blas_threads", default=None)
+
+
+@contextmanager
+def backend_context(
+    backend: str = "loky", *, address: str | None = None, blas_threads: int | None = None
+) -> Iterator[None]:
+    """Run the parallel sub-fits inside the ``with`` block on ``backend``.
+
+    Parameters
+    ----------
+    backend : {"loky", "threading", "dask", "ray"}
+        joblib backend. ``dask`` connects a ``distributed.Client`` to ``address``
+        (``tcp://host:8786``); without one it uses the current default client, or starts a
+        local cluster (one thread per worker, its HTTP server on a free loopback port) for the
+        duration of the block.
+        ``ray`` registers ray's joblib backend and joins the cluster at ``address`` (``auto``,
+        ``ray://host:10001``), or starts a local one.
+    address : str or None
+        Scheduler of the dask or ray cluster; unused by loky and threading.
+    blas_threads : int >= 1 or None
+        BLAS/OpenMP threads per parallel task; None: ``cpu_count // workers``.
+
+    The engine changes where and how fast sub-models are fitted, never which models are fitted.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"parallel backend {backend!r} is not one of {', '.join(BACKENDS)}")
+    if blas_threads is not None and blas_threads < 1:
+        raise ValueError(f"blas_threads={blas_threads!r} must be an integer >= 1 or None")
+    with ExitStack() as stack:
+        if backend == "dask":
+            stack.enter_context(_dask_client(address))
+        elif backend == "ray":
+            stack.enter_context(_ray_session(address))
+        stack.enter_context(parallel_config(backend=backend))
+        stack.callback(_BLAS_THREADS.reset, _BLAS_THREADS.set(blas_threads))
+        yield
+
+
+@contextmanager
+def _dask_client(address: str | None):
+    from distributed import Client, LocalCluster, default_client
+
+    if address is not None:
+        with Client(address):
+            yield
+        return
+    try:
+        default_client()
+    except ValueError:  # no client yet: a cluster of this machine for the block
+        # its HTTP server on a free loopback port (dashboard_address=None still binds :8787),
+        # and the cluster's INFO lines kept out of the run's log
+        with _log_level("distributed", logging.WARNING), LocalCluster(
+            threads_per_worker=1, dashboard_address="127.0.0.1:0"
+        ) as cluster, Client(cluster):
+            yield
+        return
+    yield  # joblib's dask backend finds the current default client itself
+
+
+@contextmanager
+def _log_level(name: str, level: int):
+    logger = logging.getLogger(name)
+    before = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
+
+
+@contextmanager
+def _ray_session(address: str | None):
+    import ray
+    from ray.util.joblib import register_ray
+
+    register_ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address)
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _task_threads(n_jobs: int | None) -> int | None:
+    """BLAS threads for each task of a parallel call, None for a serial one (left as it is)."""
+    workers = effective_n_jobs(n_jobs)
+    if workers == 1:
+        return None
+    chosen = _BLAS_THREADS.get()
+    return chosen if chosen is not None else max(1, (os.cpu_count() or 1) // workers)
+
+
+def _pools(user_api: str) -> ThreadpoolController:
+    # select(): a limiter restores every pool of its controller when it ends, so each limits
+    # (and restores) the pools of its own API only
+    return ThreadpoolController().select(user_api=user_api)
+
+
+_BLAS_LOCK = threading.Lock()
+_blas = {"tasks": 0, "limiter": None}
+
+
+@contextmanager
+def _blas_limited(threads: int):
+    """Limit BLAS and OpenMP pools while one task runs.
+
+    BLAS pools are per process, and tasks of the threading backend (or of in-process dask
+    workers) overlap: the first task to start sets the BLAS limit and the last to end restores
+    the original one. OpenMP's limit is per thread, so each task sets and restores its own.
+    """
+    with _BLAS_LOCK:
+        if _blas["tasks"] == 0:
+            _blas["limiter"] = _pools("blas").limit(limits=threads)
+        _blas["tasks"] += 1
+    try:
+        with _pools("openmp").limit(limits=threads):
+            yield
+    finally:
+        with _BLAS_LOCK:
+            _blas["tasks"] -= 1
+            if _blas["tasks"] == 0:
+                _blas["limiter"].restore_original_limits()
+
+
+def _call_limited(threads: int | None, function: Callable, *args):
+    if threads is None:
+        return function(*args)
+    with _blas_limited(threads):
+        return function(*args)
+
+
+def _run_all(function: Callable, arguments: Sequence[tuple], n_jobs: int | None) -> list:
+    """``[function(*args) for args in arguments]`` on the active joblib backend, in input order."""
+    threads = _task_threads(n_jobs)
+    return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, *args) for args in arguments)
 
 
 def _fit_timed(estimator, X: np.ndarray, y: np.ndarray):
@@ -31,7 +186,7 @@ def fit_each(
 
     Returns the fitted clones and each one's wall-clock fit time in seconds, in input order.
     """
-    done = Parallel(n_jobs=n_jobs)(delayed(_fit_timed)(clone(estimator), X, y) for X, y in parts)
+    done = _run_all(_fit_timed, [(clone(estimator), X, y) for X, y in parts], n_jobs)
     return [model for model, _ in done], [seconds for _, seconds in done]
 
 
@@ -40,4 +195,4 @@ def map_each(function: Callable, items: Sequence, n_jobs: int | None = None) -> 
     of each sub-model on the whole training set)."""
     if n_jobs in (None, 1) or len(items) < 2:
         return [function(item) for item in items]
-    return Parallel(n_jobs=n_jobs)(delayed(function)(item) for item in items)
+    return _run_all(function, [(item,) for item in items], n_jobs)

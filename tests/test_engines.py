@@ -1,0 +1,146 @@
+"""Engines: every sweep launcher config composes for an experiment, and every joblib backend of
+the sub-SVM fits gives the serial run's model (a dask.distributed LocalCluster of 2 workers in CI)."""
+
+import importlib.util
+import logging
+import os
+import time
+
+import numpy as np
+import pytest
+from hydra.utils import get_class
+from omegaconf import OmegaConf
+from sklearn.datasets import make_classification
+from sklearn.svm import SVC
+from threadpoolctl import threadpool_info
+
+from svmrepro.algorithms.cascade import CascadeSVC
+from svmrepro.algorithms.cross_training import CrossTrainingSVC
+from svmrepro.algorithms.parallel import backend_context, map_each
+from svmrepro.compose import compose_config
+
+# launcher config -> (plugin module, _target_, how to install the plugin)
+LAUNCHERS = {
+    "parallel": (
+        "hydra_plugins.hydra_joblib_launcher",
+        "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher",
+        "pip install -e .",
+    ),
+    "slurm": (
+        "hydra_plugins.hydra_submitit_launcher",
+        "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher",
+        'pip install -e ".[slurm]"',
+    ),
+    "ray_cluster": (
+        "hydra_plugins.hydra_ray_launcher",
+        "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher",
+        'pip install -e ".[ray]"',
+    ),
+}
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_launcher_config_composes_for_a_multirun_and_names_its_plugin(launcher):
+    module, target, install = LAUNCHERS[launcher]
+    if not _installed(module):
+        pytest.skip(f"{module} is not installed: {install}")
+    cfg = compose_config(
+        ["experiment=cascade/table1", f"hydra/launcher={launcher}", "hydra.mode=MULTIRUN"], return_hydra_config=True
+    )
+    node = OmegaConf.to_container(cfg.hydra.launcher, resolve=True)
+    assert node["_target_"] == target
+    get_class(target)  # the plugin's launcher class is importable
+    if launcher == "slurm":  # the venv of this checkout, by absolute path
+        assert node["setup"][0] == f"source {cfg.hydra.runtime.cwd}/.venv/bin/activate"
+
+
+# A few hundred points: the cascade's and cross-training's sub-SVMs take milliseconds each.
+X, y = make_classification(n_samples=300, n_features=5, n_informative=3, random_state=0)
+RBF = {"kernel": "rbf", "C": 10.0, "gamma": 0.2}
+
+
+def _cascade(n_jobs):
+    return CascadeSVC(**RBF, n_jobs=n_jobs)
+
+
+def _cross_training(n_jobs):
+    return CrossTrainingSVC(SVC(**RBF), n_subsets=4, random_state=0, n_jobs=n_jobs)
+
+
+MODELS = {"cascade": _cascade, "cross_training": _cross_training}
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """2 worker processes, 1 thread each; the scheduler's HTTP server on a free loopback port
+    (dashboard_address=None still binds :8787)."""
+    distributed = pytest.importorskip("distributed", reason='pip install -e ".[dask]"')
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR
+    ) as cluster:
+        yield cluster
+
+
+def _assert_same_model(serial, other):
+    np.testing.assert_array_equal(serial.support_, other.support_)
+    np.testing.assert_array_equal(serial.final_estimator_.dual_coef_, other.final_estimator_.dual_coef_)
+    np.testing.assert_array_equal(serial.predict(X), other.predict(X))
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_dask_cluster_fits_the_serial_model(model, dask_cluster):
+    serial = MODELS[model](1).fit(X, y)
+    before = dask_cluster.scheduler.transition_counter
+    with backend_context("dask", address=dask_cluster.scheduler_address):
+        distributed = MODELS[model](2).fit(X, y)
+    assert dask_cluster.scheduler.transition_counter > before, "no task reached the dask scheduler"
+    _assert_same_model(serial, distributed)
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    """One local ray for the module (~10 s to start); backend_context joins it."""
+    ray = pytest.importorskip("ray", reason='pip install -e ".[ray]"')
+    ray.init(num_cpus=2, include_dashboard=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_ray_fits_the_serial_model(model, ray_session):
+    serial = MODELS[model](1).fit(X, y)
+    with backend_context("ray"):
+        remote = MODELS[model](2).fit(X, y)
+    _assert_same_model(serial, remote)
+
+
+def _blas_threads(_=None):
+    time.sleep(0.02)  # tasks of the threading backend overlap
+    return max(pool["num_threads"] for pool in threadpool_info())
+
+
+@pytest.mark.skipif(not threadpool_info(), reason="no BLAS/OpenMP pool found by threadpoolctl")
+def test_parallel_tasks_get_a_bounded_blas_pool_and_the_process_gets_its_own_back():
+    before = _blas_threads()
+    with backend_context("threading", blas_threads=1):
+        assert map_each(_blas_threads, range(8), n_jobs=2) == [1] * 8
+    assert _blas_threads() == before  # overlapping tasks share one limit; the last one restores it
+    with backend_context("threading"):  # default: the cores shared among the workers
+        assert max(map_each(_blas_threads, range(4), n_jobs=2)) <= max(1, os.cpu_count() // 2)
+    assert map_each(_blas_threads, [0], n_jobs=2) == [before]  # a serial call is left alone
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"backend": "spark"}, "not one of loky, threading, dask, ray"),
+    ({"blas_threads": 0}, "blas_threads=0"),
+])
+def test_bad_backend_settings_name_the_value_and_what_is_allowed(kwargs, message):
+    with pytest.raises(ValueError, match=message), backend_context(**kwargs):
+        pass

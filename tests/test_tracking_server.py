@@ -1,0 +1,161 @@
+"""Team tracking: a 2-job joblib sweep logs to an ``mlflow server`` with a PostgreSQL backend store
+and a shared artifact root, and every run reads back through the REST API.
+
+Runs when ``SVMREPRO_TEST_POSTGRES_URI`` names a PostgreSQL database whose user may create
+databases (``.ci/run`` starts PostgreSQL on loopback and sets it); each session gets a fresh
+database, dropped afterwards.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import pytest
+from test_end_to_end import EXPERIMENT, _sweep
+
+POSTGRES_URI = os.environ.get("SVMREPRO_TEST_POSTGRES_URI")
+pytestmark = pytest.mark.skipif(
+    not POSTGRES_URI,
+    reason="SVMREPRO_TEST_POSTGRES_URI is not set (.ci/run starts PostgreSQL on loopback and sets it)",
+)
+#: seconds the server has to answer /health (its first start creates the schema)
+STARTUP_TIMEOUT_S = 120
+METRICS = {"n_train", "n_test", "n_sv", "train_error", "test_error", "fit_time_s", "fit_cpu_s", "predict_time_s"}
+
+
+@pytest.fixture(scope="module")
+def database():
+    """A new database on the server of SVMREPRO_TEST_POSTGRES_URI; its libpq URI."""
+    psycopg2 = pytest.importorskip("psycopg2", reason='pip install -e ".[test]"')
+    name = f"svmrepro_e2e_{uuid.uuid4().hex[:12]}"
+    admin = psycopg2.connect(POSTGRES_URI)
+    admin.autocommit = True  # CREATE/DROP DATABASE cannot run in a transaction
+    with admin.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(urlsplit(POSTGRES_URI)._replace(path=f"/{name}"))
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        return answer.read()
+
+
+def _post(url: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def _wait_healthy(url: str, process: subprocess.Popen, log_path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"mlflow server exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
+        try:
+            if _get(f"{url}/health").strip() == b"OK":
+                return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"mlflow server not healthy after {STARTUP_TIMEOUT_S} s:\n{log_path.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def server(database, tmp_path_factory):
+    """``mlflow server`` on PostgreSQL with a shared artifact root; (url, artifact root)."""
+    root = tmp_path_factory.mktemp("tracking_server")
+    artifacts, log_path, port = root / "artifacts", root / "server.log", _free_port()
+    # the driver named: SQLAlchemy 2.1 reads a bare postgresql:// as psycopg 3, 2.0 as psycopg2
+    store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
+    command = [
+        sys.executable, "-m", "mlflow", "server", "--backend-store-uri", store,
+        "--artifacts-destination", str(artifacts), "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+    ]
+    with open(log_path, "wb") as log:  # its own process group: the finalizer ends the server and its workers
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process, log_path)
+        yield url, artifacts
+    finally:
+        _end_group(process)
+
+
+def _end_group(process: subprocess.Popen) -> None:
+    """SIGTERM to the server's process group, SIGKILL if it has not ended in 20 s."""
+    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture(scope="module")
+def runs(server, tmp_path_factory):
+    """The sweep's runs as the REST API returns them."""
+    url, _ = server
+    _sweep(url, tmp_path_factory.mktemp("sweep"))
+    experiment = json.loads(_get(f"{url}/api/2.0/mlflow/experiments/get-by-name?experiment_name={quote(EXPERIMENT)}"))
+    found = _post(f"{url}/api/2.0/mlflow/runs/search", {"experiment_ids": [experiment["experiment"]["experiment_id"]]})
+    return found.get("runs", [])
+
+
+def test_both_jobs_finish_on_the_server_with_their_metrics(runs):
+    assert len(runs) == 2
+    assert {run["info"]["status"] for run in runs} == {"FINISHED"}
+    n_train = []
+    for run in runs:
+        metrics = {metric["key"]: metric["value"] for metric in run["data"]["metrics"]}
+        assert METRICS <= set(metrics), METRICS - set(metrics)
+        n_train.append(metrics["n_train"])
+    assert sorted(n_train) == [150, 200]
+
+
+def test_each_run_has_its_config_in_the_shared_artifact_root(server, runs):
+    url, artifacts = server
+    for run in runs:
+        info = run["info"]
+        params = {param["key"]: param["value"] for param in run["data"]["params"]}
+        listed = json.loads(_get(f"{url}/api/2.0/mlflow/artifacts/list?run_id={info['run_id']}"))
+        assert "config.yaml" in {entry["path"] for entry in listed.get("files", [])}
+        config = _get(f"{url}/get-artifact?path=config.yaml&run_uuid={info['run_id']}").decode()
+        assert f"n_train: {params['dataset.n_train']}" in config
+        # the server keeps it under --artifacts-destination, where the team's file share would be
+        on_disk = artifacts / info["experiment_id"] / info["run_id"] / "artifacts" / "config.yaml"
+        assert on_disk.read_text() == config
+
+
+def test_the_server_keeps_the_runs_in_postgresql(database, runs):
+    import psycopg2
+
+    with psycopg2.connect(database) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT run_uuid, status FROM runs")
+        stored = dict(cursor.fetchall())
+    connection.close()
+    assert stored == {run["info"]["run_id"]: "FINISHED" for run in runs}
