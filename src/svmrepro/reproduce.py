@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import os
 import subprocess
 import sys
 from dataclasses import astuple, dataclass
@@ -50,10 +51,11 @@ from svmrepro.data.files import PROJECT_ROOT
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.identity import config_hash
 from svmrepro.report import Output, build_output, output_paths, write_not_run
+from svmrepro.report.ratios import ratios_markdown, ratios_to
 from svmrepro.report.runs import read_runs, runs_from_mlflow
-from svmrepro.report.slopes import loglog_slopes
+from svmrepro.report.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec, spec_from_config
-from svmrepro.report.tables import paper_text, read_paper, summarise, x_label
+from svmrepro.report.tables import numeric_or_text, paper_text, read_paper, summarise, x_label
 from svmrepro.tracking import Store, retry_locked, sqlite_path, tracking_uri
 
 log = logging.getLogger("svmrepro.reproduce")
@@ -66,6 +68,8 @@ WITHIN_RANGE, WITHIN_TOLERANCE, DIFFERS, NO_RUNS = "within range", "within 10 %"
 #: the x of a log-log slope, which is fitted over all of a group's runs
 SLOPE_X = "(fit)"
 CLAIM_COLUMNS = ("group", "x", "metric", "ours", "runs", "paper", "rel", "verdict")
+#: the self-benchmarks: building them also writes <results>/bench/README.md (write_bench_readme)
+BENCH = "bench"
 
 
 @dataclass(frozen=True)
@@ -96,9 +100,13 @@ def spec_of(experiment: str, mode: str) -> ReportSpec:
 
 
 def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list[str]) -> bool:
+    """The experiment's sweep in a child process, ``plan.n_jobs`` jobs at once or fewer when the
+    experiment says so (``sweep_jobs``); ``extra`` overrides come last and win."""
+    limit = compose_config([f"experiment={experiment}", f"mode={plan.mode}"]).get("sweep_jobs")
+    n_jobs = min(plan.n_jobs, limit) if limit else plan.n_jobs
     command = [
         sys.executable, "-m", "svmrepro", "-m", f"experiment={experiment}", f"mode={plan.mode}",
-        f"hydra/launcher={plan.launcher}", f"hydra.launcher.n_jobs={plan.n_jobs}", *extra,
+        f"hydra/launcher={plan.launcher}", f"hydra.launcher.n_jobs={n_jobs}", *extra,
     ]
     if tracking_uri:
         command.append(f"tracking.uri={tracking_uri}")
@@ -354,6 +362,55 @@ def check(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def key_numbers(runs: pd.DataFrame, spec: ReportSpec) -> list[str]:
+    """An output's key numbers: its ratios and log-log slopes when its report has them, else the
+    median over runs of its first metric per group and x."""
+    blocks = [ratios_markdown(ratios_to(summarise(runs, spec), spec), spec)] if spec.ratios else []
+    if spec.slopes:
+        blocks.append(slopes_markdown(loglog_slopes(runs, spec, None)))
+    if blocks:
+        return blocks
+    metric = spec.metrics[0]
+    by = [runs[spec.group].astype(str), numeric_or_text(runs[spec.x])]
+    found = runs.groupby(by)[f"metrics.{metric}"].agg(["size", "median"])
+    lines = [f"| {spec.group.split('.')[-1]} | {spec.x_label or spec.x} | runs | median {metric} |", "|---|---|---|---|"]
+    lines += [f"| {group} | {x_label(x)} | {n} | {m:.4g} |" for (group, x), n, m in found.itertuples()]
+    return ["\n".join(lines)]
+
+
+def write_bench_readme(plan: Plan, args: argparse.Namespace) -> Path:
+    """``<results>/bench/README.md``: per self-benchmark its title, key numbers (:func:`key_numbers`)
+    and machine, read from the runs table written beside its output; regenerated, never edited."""
+    out_dir = plan.results_dir / BENCH
+    options = [*(f"--override {o}" for o in args.override), *(["--from-csv"] if args.from_csv else [])]
+    command = " ".join(["svmrepro-reproduce", BENCH, "--mode", plan.mode, *options])
+    protocol = PROJECT_ROOT / "experiments" / BENCH / "README.md"
+    if out_dir.resolve().is_relative_to(PROJECT_ROOT):  # a link only where the checkout is beside it
+        protocol = f"[experiments/bench/README.md]({os.path.relpath(protocol, out_dir.resolve())})"
+    lines = [f"# Self-benchmarks ({plan.mode} mode)", "",
+             f"Latest figures, written by `{command}` from each output's runs table; what each benchmark "
+             f"measures, its target and how to run it: {protocol}.", ""]
+    for experiment in experiments(BENCH):
+        spec = spec_of(experiment, plan.mode)
+        paths = output_paths(spec, out_dir)
+        if not paths.runs_csv.is_file():
+            lines += [f"## {spec.title}", "", "not built yet", ""]
+            continue
+        runs = read_runs(paths.runs_csv)
+        load = pd.to_numeric(runs.get("tags.load_avg_1m", pd.Series(dtype=str)), errors="coerce")
+        lines += [
+            f"## [{spec.title}]({paths.table_md.name})", "",
+            f"- runs: {len(runs)}, the latest started {runs['start_time'].max()}; machine: "
+            + ", ".join(sorted(set(runs["tags.cpu_model"] + " (" + runs["tags.cpu_count"] + " cores)"))),
+            f"- 1-minute load average when the runs started: median {load.median():.2f}, max {load.max():.2f}", "",
+            *(block + "\n" for block in key_numbers(runs, spec)),
+        ]
+    path = out_dir / "README.md"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+    return path
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="svmrepro-reproduce", description=__doc__.split("\n")[0])
     parser.add_argument("papers", nargs="*", help=f"paper ids (default: all of {', '.join(papers())})")
@@ -401,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
         except SvmReproError as exc:
             log.error("%s", exc)
             failed.append(experiment)
+    if any(e.split("/")[0] == BENCH for e in chosen):
+        log.info("wrote %s", write_bench_readme(plan, args))
     if failed:
         print(f"svmrepro-reproduce: {len(failed)} output(s) not built: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

@@ -98,6 +98,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
     ``choices`` are the config-group options picked (``experiment``, ``dataset``,
     ``algorithm``); they name the MLflow experiment and tag the run.
     """
+    started = time.perf_counter()  # for run_overhead_s, logged last
     choices = dict(choices or {})
     parts = build(cfg)
     fingerprint = parts.source.fingerprint()
@@ -113,7 +114,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
         return RunResult(SKIPPED, done, key)
 
-    data = parts.source.load(int(cfg.seed))  # before the run exists: a data error logs nothing
+    # before the run exists: a data error logs nothing
+    data, load_s, _ = _timed(lambda: parts.source.load(int(cfg.seed)))
     surface = surface_settings(OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None, data)
     algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
     dataset = choices.get("dataset") or parts.source.name
@@ -141,7 +143,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         store.log_params(run_id, identity.flatten(plain))
         store.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
         with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)):
-            metrics = measure(parts.estimator, data)
+            metrics, compute_s, _ = _timed(lambda: measure(parts.estimator, data))
         diagnostics = getattr(final_estimator(parts.estimator), "diagnostics_", None) or {}
         scalars, series = split_diagnostics(diagnostics)
         metrics.update(scalars)
@@ -150,7 +152,14 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         if diagnostics:
             store.log_json(run_id, diagnostics, "diagnostics.json")
         if surface is not None:
-            store.log_json(run_id, decision_surface(parts.estimator, data, surface, int(cfg.seed)), "surface.json")
+            grid, surface_s, _ = _timed(lambda: decision_surface(parts.estimator, data, surface, int(cfg.seed)))
+            compute_s += surface_s
+            store.log_json(run_id, grid, "surface.json")
+        # the framework's cost of this run: wall time since run() started outside loading, fitting,
+        # predicting and the surface. It is logged before terminate, so the terminating call (and
+        # Hydra's composition, which precedes run()) are not in it.
+        overhead = time.perf_counter() - started - load_s - compute_s
+        store.log_metrics(run_id, {"run_overhead_s": overhead}, {})
     except BaseException:
         store.log_text(run_id, traceback.format_exc(), "traceback.txt")
         store.terminate(run_id, "FAILED")

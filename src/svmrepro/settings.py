@@ -64,6 +64,9 @@ class RunSettings:
     selection: Optional[Any] = None
     #: an experiment's sweep per mode (``hydra.sweeper.params`` points at ``sweep.<mode>``)
     sweep: Optional[Any] = None
+    #: at most this many of the experiment's jobs at once under svmrepro-reproduce (timing
+    #: benchmarks: 1, so runs do not share the cores); None: the plan's n_jobs
+    sweep_jobs: Optional[int] = None
     #: overrides that shrink an experiment to seconds for its smoke test (tests/test_experiments.py)
     smoke: Optional[Any] = None
     #: an experiment's regeneration spec, read by svmrepro-reproduce (see svmrepro.report)

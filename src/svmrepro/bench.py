@@ -1,0 +1,321 @@
+"""Self-benchmarks of svmrepro as estimators, so a benchmark is an experiment like any other.
+
+A ratio is only meaningful when both of its terms are measured in the same process, on the same
+machine, at the same time: each estimator here measures its terms inside one ``fit``, ``repeats``
+times in turn (so a change of load hits every term alike), and reports the medians in
+``diagnostics_``, which the runner logs as metrics beside the CPU model and load average tags
+(``conf/experiment/bench/``, ``experiments/bench/README.md``).
+
+- :class:`ParallelSpeedup`: fit time of a meta-estimator with ``n_jobs`` = 1 and 2 (its sub-SVMs
+  serial and in parallel), and whether both give the same model.
+- :class:`RegenerationBenchmark`: the time to rebuild an output (table, figure, runs CSV) from
+  ``n_runs`` runs in an MLflow store.
+
+This module is not under ``svmrepro.algorithms``: the regeneration benchmark measures the
+framework itself, so it creates an MLflow store and calls the report code, which algorithms never
+do. The overhead of one run is measured by the runner (``run_overhead_s``), not here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from numbers import Integral
+from pathlib import Path
+from statistics import median
+
+import mlflow
+import numpy as np
+from mlflow.entities import Metric, Param
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from svmrepro.environment import environment_tags
+from svmrepro.metrics import support_counts
+from svmrepro.report import build_output
+from svmrepro.report.runs import runs_from_mlflow
+from svmrepro.report.spec import ReportSpec
+from svmrepro.tracking import RUN_KEY_TAG, Store, process_tags, retry_locked
+
+
+def median_over_repeats(measure: Callable[[], dict[str, float]], repeats: int) -> tuple[dict, dict]:
+    """Call ``measure`` (one round of every timing, in a fixed order) ``repeats`` times.
+
+    Returns the median of each timing and the list of its values, round by round.
+    """
+    rounds = [measure() for _ in range(repeats)]
+    values = {key: [r[key] for r in rounds] for key in rounds[0]}
+    return {key: median(v) for key, v in values.items()}, values
+
+
+def _timed(call: Callable[[], object]) -> tuple[object, float]:
+    start = time.perf_counter()
+    out = call()
+    return out, time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------------------------
+# Parallel efficiency of the sub-SVM stage
+
+
+def same_model(a, b, X) -> bool:
+    """Whether two fitted models are the same: equal support (when they have one), equal
+    predictions and decision values on ``X`` (to 1e-9 relative)."""
+    if hasattr(a, "support_") and not np.array_equal(a.support_, b.support_):
+        return False
+    if not np.array_equal(a.predict(X), b.predict(X)):
+        return False
+    if hasattr(a, "decision_function"):
+        return bool(np.allclose(a.decision_function(X), b.decision_function(X), rtol=1e-9, atol=1e-12))
+    return True
+
+
+class ParallelSpeedup(MetaEstimatorMixin, BaseEstimator):
+    """Fit time of ``estimator`` with each of ``n_jobs`` (its sub-fits serial, then in parallel).
+
+    Each round fits a clone with every ``n_jobs`` value in turn; after ``repeats`` rounds the
+    median fit time per value is kept. All clones get the same ``random_state``, so every fit
+    draws the same subsets and the models can be compared.
+
+    Parameters
+    ----------
+    estimator : estimator with an ``n_jobs`` parameter
+        E.g. :class:`~svmrepro.algorithms.cascade.CascadeSVC` or
+        :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC`.
+    n_jobs : list of int >= 1, default=(1, 2)
+        Values compared; the speedup is the time of the first over the time of the last.
+    repeats : int >= 1, default=3
+        Rounds; the first parallel fit of a process also starts the joblib workers, so an odd
+        number >= 3 keeps that start-up out of the median.
+    random_state : int, RandomState or None
+        Draws the one seed every clone gets (when ``estimator`` has a ``random_state`` left None).
+
+    Attributes
+    ----------
+    estimator_ : the model fitted with the last ``n_jobs`` value in the last round;
+        ``predict`` and ``decision_function`` use it.
+    fit_times_ : dict ``{n_jobs: [seconds per round]}``
+    support_counts_ : dict, those of ``estimator_``
+    diagnostics_ : dict
+        ``fit_s_njobs<k>`` (median seconds per value k), ``speedup`` (first / last),
+        ``same_model`` (1 when every value gave the model of the first, else 0), ``repeats``;
+        ``fit_s_njobs<k>_rounds`` (series).
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict", "set_params"])],
+        "n_jobs": ["array-like"],
+        "repeats": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator, *, n_jobs=(1, 2), repeats=3, random_state=None):
+        self.estimator = estimator
+        self.n_jobs = n_jobs
+        self.repeats = repeats
+        self.random_state = random_state
+
+    def _check_n_jobs(self) -> list[int]:
+        values = list(self.n_jobs)
+        if len(values) < 2 or not all(isinstance(k, Integral) and k >= 1 for k in values):
+            raise ValueError(f"n_jobs={self.n_jobs!r} must list at least two integers >= 1, e.g. [1, 2]")
+        if "n_jobs" not in self.estimator.get_params():
+            raise ValueError(f"{type(self.estimator).__name__} has no n_jobs parameter to vary")
+        return values
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        values = self._check_n_jobs()
+        fixed = {}
+        if self.estimator.get_params().get("random_state", 0) is None:
+            fixed["random_state"] = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        models = {}
+
+        def one_round() -> dict[int, float]:
+            times = {}
+            for k in values:
+                models[k], times[k] = _timed(lambda: clone(self.estimator).set_params(n_jobs=k, **fixed).fit(X, y))
+            return times
+
+        medians, rounds = median_over_repeats(one_round, self.repeats)
+        first, last = values[0], values[-1]
+        self.estimator_ = models[last]
+        self.fit_times_ = rounds
+        self.support_counts_ = support_counts(self.estimator_)
+        self.diagnostics_ = {
+            **{f"fit_s_njobs{k}": medians[k] for k in values},
+            "speedup": medians[first] / medians[last],
+            "same_model": float(all(same_model(models[first], models[k], X) for k in values[1:])),
+            "repeats": self.repeats,
+            **{f"fit_s_njobs{k}_rounds": rounds[k] for k in values},
+        }
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self)
+        return self.estimator_.predict(X)
+
+    @available_if(lambda self: hasattr(self.estimator, "decision_function"))
+    def decision_function(self, X):
+        check_is_fitted(self)
+        return self.estimator_.decision_function(X)
+
+    @property
+    def classes_(self):
+        return self.estimator_.classes_
+
+
+# ---------------------------------------------------------------------------------------------
+# Regeneration of an output from many runs
+
+#: the MLflow experiment and mode of the synthetic runs, in a store of their own
+SYNTHETIC_EXPERIMENT, SYNTHETIC_MODE = "bench/synthetic", "full"
+SYNTHETIC_ALGORITHMS = ("svc", "cascade_svc", "cross_training", "gated_svm_mixture")
+SYNTHETIC_SIZES = (500, 1000, 2000, 5000, 10000)
+#: a typical output: four groups over five sizes, three metrics, ratios and log-log slopes
+SYNTHETIC_SPEC = ReportSpec(
+    experiment=SYNTHETIC_EXPERIMENT,
+    title="Synthetic runs (regeneration benchmark)",
+    x="params.dataset.n_train",
+    metrics=("fit_time_s", "n_sv", "test_error"),
+    logx=True,
+    logy=("fit_time_s",),
+    ratios=("fit_time_s", "svc"),
+    slopes=(("fit_time_s", "params.dataset.n_train"),),
+)
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def synthetic_run(index: int) -> tuple[dict[str, str], dict[str, object], dict[str, float]]:
+    """Tags, params and metrics of run ``index``, shaped like the runner's (svmrepro.runner.run):
+    an algorithm and a training size out of a grid, a seed per pass over the grid, plausible
+    numbers drawn from ``index``. No two indices share a configuration (``config_hash``)."""
+    grid = len(SYNTHETIC_ALGORITHMS) * len(SYNTHETIC_SIZES)
+    algorithm = SYNTHETIC_ALGORITHMS[index % len(SYNTHETIC_ALGORITHMS)]
+    n = SYNTHETIC_SIZES[index % grid // len(SYNTHETIC_ALGORITHMS)]
+    seed = index // grid
+    rng = np.random.default_rng(index)
+    config = _digest(algorithm, n, seed)
+    tags = {
+        **environment_tags(), **process_tags(),
+        "paper": SYNTHETIC_EXPERIMENT.split("/")[0], "experiment": SYNTHETIC_EXPERIMENT,
+        "dataset": "gaussian_clouds", "algorithm": algorithm, "seed": str(seed), "parallel_backend": "loky",
+        "mode": SYNTHETIC_MODE, "config_hash": config, "data_fingerprint": _digest(n, seed),
+        RUN_KEY_TAG: _digest(config, n, seed), "label": "gaussian_clouds", "load_avg_1m": "0.00",
+        "choice.dataset": "gaussian_clouds", "choice.algorithm": algorithm, "choice.experiment": SYNTHETIC_EXPERIMENT,
+    }
+    params = {
+        "dataset._target_": "svmrepro.data.gaussian_clouds.GaussianClouds", "dataset.n_train": n,
+        "dataset.n_test": 10000, "dataset.n_features": 10, "dataset.n_informative": 5, "dataset.std": 2.0,
+        "algorithm._target_": f"synthetic.{algorithm}", "algorithm.kernel": "rbf", "algorithm.C": 1.0,
+        "algorithm.gamma": "scale", "algorithm.tol": 0.001, "algorithm.cache_size": 500, "seed": seed,
+        "mode": SYNTHETIC_MODE, "selection": None, "surface": None,
+    }
+    n_sv = int(n * rng.uniform(0.1, 0.5))
+    fit = 1e-7 * n**2 * (1 + SYNTHETIC_ALGORITHMS.index(algorithm)) * rng.lognormal(0, 0.1)
+    metrics = {
+        "n_train": n, "n_test": 10000, "n_sv": n_sv, "n_bounded_sv": n_sv // 2, "n_free_sv": n_sv - n_sv // 2,
+        "train_error": rng.uniform(0.05, 0.15), "test_error": rng.uniform(0.1, 0.2), "fit_time_s": fit,
+        "fit_cpu_s": fit, "predict_time_s": 1e-6 * n_sv * 10, "predict_train_time_s": 1e-6 * n_sv * n / 1000,
+        "data.bayes_risk": 0.1, "run_overhead_s": rng.uniform(0.1, 0.3),
+    }
+    return tags, params, metrics
+
+
+def log_synthetic_runs(store: Store, n_runs: int) -> str:
+    """Log :func:`synthetic_run` 0..n_runs-1 as FINISHED runs (three calls each); the experiment id."""
+    experiment_id = store.experiment_id(SYNTHETIC_EXPERIMENT)
+    for index in range(n_runs):
+        tags, params, metrics = synthetic_run(index)
+        run_id = store.start_run(experiment_id, f"synthetic-{index}", tags)
+        now = int(time.time() * 1000)
+        batch = {"params": [Param(k, str(v)) for k, v in params.items()],
+                 "metrics": [Metric(k, float(v), now, 0) for k, v in metrics.items()]}
+        retry_locked(lambda: store.client.log_batch(run_id, **batch))
+        store.terminate(run_id, "FINISHED")
+    return experiment_id
+
+
+def scratch_dir() -> str | None:
+    """Where the temporary store goes: memory (/dev/shm) when there is one, else the default
+    temporary folder. Only the setup's speed depends on it: each SQLite commit waits for the disk
+    (about 90 ms a run on disk against 20 ms in memory, measured), while the timed reads come from
+    the page cache either way once the file has been read."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
+class RegenerationBenchmark(ClassifierMixin, BaseEstimator):
+    """Seconds to rebuild an output from ``n_runs`` MLflow runs (issue target: <= 10 s for 1000).
+
+    ``fit`` logs ``n_runs`` synthetic runs (:func:`synthetic_run`) into a new SQLite store in a
+    temporary folder, then ``repeats`` times reads them back as the runs table
+    (:func:`~svmrepro.report.runs.runs_from_mlflow`) and builds :data:`SYNTHETIC_SPEC`'s output
+    from it (:func:`~svmrepro.report.build_output`: table, figure, runs CSV, ratios, slopes) in
+    that folder, which is deleted at the end. ``X`` and ``y`` are only there for the runner:
+    ``predict`` returns the most frequent training label.
+
+    Parameters
+    ----------
+    n_runs : int >= 1, default=1000
+    repeats : int >= 1, default=3
+
+    Attributes
+    ----------
+    classes_, constant_ : the training labels and the label predicted
+    diagnostics_ : dict
+        ``regenerate_s`` (median of read + build), ``read_runs_s``, ``build_output_s`` (medians),
+        ``log_runs_s`` (seconds to log the runs: setup, not part of the target), ``n_runs``,
+        ``repeats``; ``regenerate_s_rounds`` (series).
+    """
+
+    _parameter_constraints: dict = {
+        "n_runs": [Interval(Integral, 1, None, closed="left")],
+        "repeats": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, *, n_runs=1000, repeats=3):
+        self.n_runs = n_runs
+        self.repeats = repeats
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y)
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.constant_ = self.classes_[np.argmax(counts)]
+        previous_uri = mlflow.get_tracking_uri()  # runs_from_mlflow sets the process-wide URI
+        try:
+            with tempfile.TemporaryDirectory(prefix="svmrepro-bench-", dir=scratch_dir()) as folder:
+                self.diagnostics_ = self._measure(Path(folder))
+        finally:
+            mlflow.set_tracking_uri(previous_uri)
+        return self
+
+    def _measure(self, folder: Path) -> dict:
+        uri = f"sqlite:///{folder / 'mlflow.db'}"
+        _, log_s = _timed(lambda: log_synthetic_runs(Store(uri), self.n_runs))
+
+        def one_round() -> dict[str, float]:
+            runs, read_s = _timed(lambda: runs_from_mlflow(SYNTHETIC_EXPERIMENT, SYNTHETIC_MODE, uri))
+            if len(runs) != self.n_runs:
+                raise RuntimeError(f"read {len(runs)} of the {self.n_runs} runs logged")
+            # each round rebuilds the same files, as svmrepro-reproduce does
+            _, build_s = _timed(lambda: build_output(SYNTHETIC_SPEC, runs, folder / "out", folder, SYNTHETIC_MODE))
+            return {"read_runs_s": read_s, "build_output_s": build_s, "regenerate_s": read_s + build_s}
+
+        medians, rounds = median_over_repeats(one_round, self.repeats)
+        return {**medians, "log_runs_s": log_s, "n_runs": self.n_runs, "repeats": self.repeats,
+                "regenerate_s_rounds": rounds["regenerate_s"]}
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return np.full(X.shape[0], self.constant_)

@@ -1,0 +1,74 @@
+"""The self-benchmark estimators report what they measure; the runner logs its own overhead.
+
+The numbers themselves (speedups, seconds) are never asserted: they depend on the machine.
+"""
+
+import time
+
+import mlflow
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from svmrepro import bench
+from svmrepro.algorithms.cascade import CascadeSVC
+from svmrepro.algorithms.cross_training import CrossTrainingSVC
+from svmrepro.algorithms.parallel import backend_context
+from svmrepro.data.checkerboard import Checkerboard
+from svmrepro.runner import FINISHED, run
+
+DATA = Checkerboard(n_train_per_class=150, n_test_per_class=50).load(1)
+SVM = {"C": 1000.0, "gamma": 0.0005}
+
+
+@pytest.mark.parametrize(
+    "estimator", [CascadeSVC(**SVM), CrossTrainingSVC(estimator=SVC(**SVM))], ids=["cascade", "cross_training"]
+)
+def test_parallel_speedup_reports_both_times_and_the_same_model(estimator):
+    with backend_context("threading"):  # threads: the same code path as loky, without starting processes
+        model = bench.ParallelSpeedup(estimator, n_jobs=[1, 2], repeats=2, random_state=0)
+        model.fit(DATA.X_train, DATA.y_train)
+    diag = model.diagnostics_
+    assert diag["fit_s_njobs1"] > 0 and diag["fit_s_njobs2"] > 0
+    assert diag["speedup"] == pytest.approx(diag["fit_s_njobs1"] / diag["fit_s_njobs2"])
+    assert diag["same_model"] == 1.0
+    assert len(diag["fit_s_njobs2_rounds"]) == 2
+    assert model.support_counts_["n_sv"] > 0
+    assert np.array_equal(model.predict(DATA.X_test), model.estimator_.predict(DATA.X_test))
+    assert estimator.get_params()["n_jobs"] in (None, 1)  # the estimator given is left as it was
+
+
+@pytest.mark.parametrize("n_jobs", [[1], [0, 2], [1.5, 2]])
+def test_parallel_speedup_needs_two_worker_counts(n_jobs):
+    with pytest.raises(ValueError, match="n_jobs"):
+        bench.ParallelSpeedup(CascadeSVC(), n_jobs=n_jobs).fit(DATA.X_train, DATA.y_train)
+
+
+def test_regeneration_benchmark_times_a_rebuild_and_leaves_no_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "scratch_dir", lambda: str(tmp_path))
+    uri_before = mlflow.get_tracking_uri()
+    model = bench.RegenerationBenchmark(n_runs=20, repeats=2).fit(DATA.X_train, DATA.y_train)
+    diag = model.diagnostics_
+    for key in ("regenerate_s", "read_runs_s", "build_output_s", "log_runs_s"):
+        assert diag[key] > 0, key
+    # of 2 rounds the median is the mean, so the median of the sums is the sum of the medians
+    assert diag["regenerate_s"] == pytest.approx(diag["read_runs_s"] + diag["build_output_s"])
+    assert diag["n_runs"] == 20
+    assert list(tmp_path.iterdir()) == []
+    assert mlflow.get_tracking_uri() == uri_before
+    assert set(model.predict(DATA.X_test)) == {model.constant_}
+
+
+def test_synthetic_runs_have_distinct_configurations():
+    hashes = {bench.synthetic_run(i)[0]["config_hash"] for i in range(200)}
+    assert len(hashes) == 200
+
+
+def test_the_runner_logs_its_overhead_within_the_run_time(tiny_cfg, store_uri):
+    started = time.perf_counter()
+    result = run(tiny_cfg(), {"experiment": "test/bench", "dataset": "gaussian_clouds", "algorithm": "svc_linear"})
+    total = time.perf_counter() - started
+    assert result.status == FINISHED
+    mlflow.set_tracking_uri(store_uri)
+    row = mlflow.search_runs(experiment_names=["test/bench"]).iloc[0]
+    assert 0 < row["metrics.run_overhead_s"] < total - row["metrics.fit_time_s"]
