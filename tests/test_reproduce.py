@@ -8,6 +8,7 @@ import pytest
 from mlflow.entities import ViewType
 
 from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.data.files import PROJECT_ROOT
 from svmrepro.report.runs import read_runs
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper
@@ -153,3 +154,22 @@ def test_claims_set_our_means_beside_a_hand_made_paper_file(tmp_path):
     assert by_key[("a", "200", "n_sv")][1] == pytest.approx(0.05)
     assert by_key[("a", "(fit)", "fit_time_s_loglog_slope_vs_n")][1] == pytest.approx(0.0, abs=1e-9)
     assert found.set_index(["group", "x", "metric"]).loc[("a", "100", "err"), "runs"] == 2
+
+
+# results/bench/README.md: written with the self-benchmarks, readable in any checkout
+
+
+@pytest.mark.parametrize("in_checkout", [True, False])
+def test_bench_readme_links_the_protocol_only_relatively(tmp_path, store_uri, in_checkout):
+    root = tmp_path / "checkout"
+    if in_checkout:
+        (root / "experiments" / "bench").mkdir(parents=True)
+        (root / "experiments" / "bench" / "README.md").write_text("protocol")
+    code = reproduce(["--experiment", "bench/overhead", "--results-dir", str(root / "results"), "--tracking-uri", store_uri])
+    assert code == 0
+    page = (root / "results" / "bench" / "README.md").read_text()
+    assert str(tmp_path) not in page and str(PROJECT_ROOT) not in page
+    assert ("(../../experiments/bench/README.md)" in page) is in_checkout
+    built = page.split("## ")[1:]
+    assert sum("not built yet" not in section for section in built) == 1
+    assert any(section.startswith("[Framework overhead") and "runs: 5," in section for section in built)

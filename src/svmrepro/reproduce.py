@@ -384,9 +384,10 @@ def write_bench_readme(plan: Plan, args: argparse.Namespace) -> Path:
     out_dir = plan.results_dir / BENCH
     options = [*(f"--override {o}" for o in args.override), *(["--from-csv"] if args.from_csv else [])]
     command = " ".join(["svmrepro-reproduce", BENCH, "--mode", plan.mode, *options])
-    protocol = PROJECT_ROOT / "experiments" / BENCH / "README.md"
-    if out_dir.resolve().is_relative_to(PROJECT_ROOT):  # a link only where the checkout is beside it
-        protocol = f"[experiments/bench/README.md]({os.path.relpath(protocol, out_dir.resolve())})"
+    protocol = "experiments/bench/README.md"
+    beside = out_dir.resolve().parent.parent / protocol  # <checkout>/results/bench -> <checkout>/experiments
+    if beside.is_file():  # a relative link, never a path of the machine that built it
+        protocol = f"[{protocol}]({os.path.relpath(beside, out_dir.resolve())})"
     lines = [f"# Self-benchmarks ({plan.mode} mode)", "",
              f"Latest figures, written by `{command}` from each output's runs table; what each benchmark "
              f"measures, its target and how to run it: {protocol}.", ""]
