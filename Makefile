@@ -6,6 +6,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
+# one server process: MLflow's default of 4 is heavy beside a sweep on 2 cores
+UI_WORKERS ?= 1
 UI_PORT ?= 5000
 
 .PHONY: install reproduce reproduce-full test ui clean
@@ -29,7 +31,7 @@ test: install
 
 ui: install
 	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db \
-		--default-artifact-root $(CURDIR)/mlartifacts --host 127.0.0.1 --port $(UI_PORT)
+		--default-artifact-root $(CURDIR)/mlartifacts --host 127.0.0.1 --port $(UI_PORT) --workers $(UI_WORKERS)
 
 clean:
 	rm -rf outputs multirun results/quick
