@@ -381,13 +381,13 @@ def key_numbers(runs: pd.DataFrame, spec: ReportSpec) -> list[str]:
 def write_bench_readme(plan: Plan, args: argparse.Namespace) -> Path:
     """``<results>/bench/README.md``: per self-benchmark its title, key numbers (:func:`key_numbers`)
     and machine, read from the runs table written beside its output; regenerated, never edited."""
-    out_dir = plan.results_dir / BENCH
+    out_dir = (plan.results_dir / BENCH).resolve()
     options = [*(f"--override {o}" for o in args.override), *(["--from-csv"] if args.from_csv else [])]
     command = " ".join(["svmrepro-reproduce", BENCH, "--mode", plan.mode, *options])
     protocol = "experiments/bench/README.md"
-    beside = out_dir.resolve().parent.parent / protocol  # <checkout>/results/bench -> <checkout>/experiments
+    beside = out_dir.parent.parent / protocol  # <checkout>/results/bench -> <checkout>/experiments
     if beside.is_file():  # a relative link, never a path of the machine that built it
-        protocol = f"[{protocol}]({os.path.relpath(beside, out_dir.resolve())})"
+        protocol = f"[{protocol}]({os.path.relpath(beside, out_dir)})"
     lines = [f"# Self-benchmarks ({plan.mode} mode)", "",
              f"Latest figures, written by `{command}` from each output's runs table; what each benchmark "
              f"measures, its target and how to run it: {protocol}.", ""]
