@@ -1,6 +1,7 @@
 # make reproduce   quick reproduction of every paper into the embedded MLflow store (results/quick/)
 # make test        the test suite
 # make reproduce-full   the papers' settings (hours; results/<paper>/, committed)
+# make test-matrix the test suite once per scikit-learn minor the package allows (lowest and highest)
 # make ui          the MLflow UI for the project's store on http://127.0.0.1:5000
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,7 +11,7 @@ INSTALLED := $(VENV)/.installed
 UI_WORKERS ?= 1
 UI_PORT ?= 5000
 
-.PHONY: install reproduce reproduce-full test ui clean
+.PHONY: install reproduce reproduce-full test test-matrix ui clean
 
 install: $(INSTALLED)
 
@@ -29,9 +30,22 @@ reproduce-full: install
 test: install
 	$(PY) -m pytest -q
 
+# scikit-learn minors of pyproject.toml's range, each in a venv of its own (.venv-sklearn-<minor>)
+SKLEARN_MINORS ?= 1.8 1.9
+
+test-matrix:
+	set -e; for minor in $(SKLEARN_MINORS); do \
+		venv=.venv-sklearn-$$minor; \
+		test -x $$venv/bin/python || $(PYTHON) -m venv $$venv; \
+		$$venv/bin/python -m pip install --quiet --upgrade pip; \
+		$$venv/bin/python -m pip install --quiet -e ".[test]" "scikit-learn==$$minor.*"; \
+		echo "== scikit-learn $$($$venv/bin/python -c 'import sklearn; print(sklearn.__version__)')"; \
+		$$venv/bin/python -m pytest -q -p no:cacheprovider; \
+	done
+
 ui: install
 	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db \
 		--default-artifact-root $(CURDIR)/mlartifacts --host 127.0.0.1 --port $(UI_PORT) --workers $(UI_WORKERS)
 
 clean:
-	rm -rf outputs multirun results/quick
+	rm -rf outputs multirun results/quick .venv-sklearn-*

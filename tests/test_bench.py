@@ -14,6 +14,7 @@ from svmrepro import bench
 from svmrepro.algorithms.cascade import CascadeSVC
 from svmrepro.algorithms.cross_training import CrossTrainingSVC
 from svmrepro.algorithms.parallel import backend_context
+from svmrepro.bench_expansion import KernelExpansionBenchmark
 from svmrepro.data.checkerboard import Checkerboard
 from svmrepro.runner import FINISHED, run
 
@@ -72,3 +73,19 @@ def test_the_runner_logs_its_overhead_within_the_run_time(tiny_cfg, store_uri):
     mlflow.set_tracking_uri(store_uri)
     row = mlflow.search_runs(experiment_names=["test/bench"]).iloc[0]
     assert 0 < row["metrics.run_overhead_s"] < total - row["metrics.fit_time_s"]
+
+
+def test_kernel_expansion_benchmark_times_both_paths_on_one_model():
+    model = KernelExpansionBenchmark(SVC(**SVM), n_eval=400, repeats=2, random_state=0)
+    model.fit(DATA.X_train, DATA.y_train)
+    diag = model.diagnostics_
+    assert diag["libsvm_s"] > 0 and diag["expansion_s"] > 0
+    assert diag["speedup"] == pytest.approx(diag["libsvm_s"] / diag["expansion_s"])
+    assert diag["max_rel_diff"] < 1e-9
+    assert diag["peak_mib"] > 0 and diag["n_eval"] == 400 and len(diag["expansion_s_rounds"]) == 2
+    np.testing.assert_array_equal(model.predict(DATA.X_test), model.estimator_.predict(DATA.X_test))
+
+
+def test_kernel_expansion_benchmark_refuses_a_model_it_cannot_expand():
+    with pytest.raises(ValueError, match="not a binary LIBSVM model"):
+        KernelExpansionBenchmark(SVC(kernel="precomputed")).fit(DATA.X_train @ DATA.X_train.T, DATA.y_train)

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from svmrepro.algorithms.cross_training import FirstStageSVC, best_threshold_shift
+from svmrepro.algorithms.weights import subset_weights
 from svmrepro.metrics import bounded_mask, final_estimator
 
 
@@ -26,8 +27,8 @@ class BaggedFirstStageSVC(FirstStageSVC):
     """Average (or vote) of the s first-stage SVMs of cross-training.
 
     Parameters are those of :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC`'s first
-    stage (``estimator``, ``n_subsets``, ``subset_size``, ``validation_size``, ``n_jobs``,
-    ``random_state``), plus:
+    stage (``estimator``, whose ``class_weight`` is resolved on the whole training set,
+    ``n_subsets``, ``subset_size``, ``validation_size``, ``n_jobs``, ``random_state``), plus:
 
     aggregation : {"mean", "vote"}, default="mean"
         The decision value is the mean of the s decision values, or the mean of their signs
@@ -78,13 +79,20 @@ class BaggedFirstStageSVC(FirstStageSVC):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Steps 1-2 of cross-training's Algorithm 3 on ``(X, y)``, then the aggregate's threshold.
+
+        ``sample_weight`` (non-negative) goes to each SVM for the rows of its subset (rows of zero
+        weight left out, as SVC leaves them out) and weighs the validation errors of ``threshold``.
+        The subsets are drawn from the rows, so an integer weight is not the same as repeating a row.
+        """
         self._validate_params()
-        X, y, _, diagnostics = self._fit_first_stage(X, y)
+        X, y, sample_weight, _, diagnostics = self._fit_first_stage(X, y, sample_weight)
         val = self.validation_indices_
         self.threshold_shift_ = 0.0
         if self.threshold != "svm":
-            self.threshold_shift_ = best_threshold_shift(self._decision(X[val]), y[val])
+            (val_weight,) = subset_weights(sample_weight, [val])
+            self.threshold_shift_ = best_threshold_shift(self._decision(X[val]), y[val], val_weight)
         self.support_counts_ = {}
         flags = [_support_flags(m, s) for m, s in zip(self.estimators_, self.subsets_)]
         if all(f is not None for f in flags):

@@ -26,9 +26,11 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmrepro.algorithms.kernel_expansion import decision_values
 from svmrepro.algorithms.parallel import fit_each, map_each
+from svmrepro.algorithms.weights import positive_rows, subset_weights, with_class_weight
 from svmrepro.metrics import final_estimator, support_counts
 
 log = logging.getLogger(__name__)  # progress of long fits, one line per stage
@@ -110,20 +112,35 @@ def rebalance(kept: np.ndarray, confident: np.ndarray, lower: np.ndarray, y: np.
     return pool[np.argsort(lower[pool], kind="stable")][: abs(n_pos - n_neg)]
 
 
-def best_threshold_shift(decision: np.ndarray, y: np.ndarray) -> float:
+def _weight_at_or_below(values: np.ndarray, weights: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """For each threshold in ``t``, the total weight of the ``values`` <= it."""
+    order = np.argsort(values, kind="stable")
+    cumulative = np.concatenate([[0.0], np.cumsum(weights[order])])
+    return cumulative[np.searchsorted(values[order], t, side="right")]
+
+
+def best_threshold_shift(decision: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """Sec. 4.3: the shift ``delta`` of the SVM threshold ``b`` that minimizes the errors of
-    ``sign(decision + delta)`` on validation labels ``y`` in {-1, +1}; among equally good
-    shifts, the one closest to 0 (the SVM's own ``b``).
+    ``sign(decision + delta)`` on validation labels ``y`` in {-1, +1} (each error counted with its
+    ``sample_weight``, 1 without); among equally good shifts, the one closest to 0 (the SVM's own ``b``).
 
     Prediction is +1 where ``decision + delta > 0``, as in :meth:`FirstStageSVC.predict`.
     """
     decision, y = np.asarray(decision, dtype=float), np.asarray(y)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     d = np.sort(decision)
     # predict +1 iff decision > t; every distinct error count is reached at some midpoint or end
     t = np.concatenate([[0.0], (d[1:] + d[:-1]) / 2, [d[0] - 1.0, d[-1] + 1.0]])
-    pos, neg = np.sort(decision[y > 0]), np.sort(decision[y < 0])
-    errors = np.searchsorted(pos, t, side="right") + len(neg) - np.searchsorted(neg, t, side="right")
+    pos, neg = y > 0, y < 0
+    errors = _weight_at_or_below(decision[pos], w[pos], t) + (
+        w[neg].sum() - _weight_at_or_below(decision[neg], w[neg], t)
+    )
     return float(-t[np.lexsort((np.abs(t), errors))[0]])
+
+
+def validation_error(decision: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """Share (weighted by ``sample_weight``) of ``y`` in {-1, +1} that ``sign(decision)`` gets wrong."""
+    return float(np.average((decision > 0) != (y > 0), weights=sample_weight))
 
 
 def _validation_split(y: np.ndarray, n_val: int, rng, names, size) -> tuple[np.ndarray, np.ndarray]:
@@ -175,14 +192,17 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def _fit_first_stage(self, X, y):
+    def _fit_first_stage(self, X, y, sample_weight):
         """Validate, split off the validation set, fit the first-stage SVMs.
 
         Sets ``classes_``, ``estimators_``, ``subsets_``, ``validation_indices_`` and
-        ``first_stage_shifts_``; returns ``(X, y)`` with ``y`` in {-1, +1}, the indices of the
-        training (non-validation) examples, and the first-stage diagnostics.
+        ``first_stage_shifts_``; returns ``(X, y, sample_weight)`` with ``y`` in {-1, +1} and
+        ``sample_weight`` validated (None if not given), the indices of the training
+        (non-validation) examples, and the first-stage diagnostics.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y")
         if y_type != "binary":
@@ -198,18 +218,23 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
             fit_idx, val_idx = _validation_split(y, n_val, rng, self.classes_.tolist(), self.validation_size)
         self.validation_indices_ = val_idx
         local = draw_subsets(y[fit_idx], self.n_subsets, self._subset_size(len(y)), rng, names=self.classes_.tolist())
-        self.subsets_ = [fit_idx[s] for s in local]
+        self.subsets_ = [positive_rows(fit_idx[s], sample_weight) for s in local]
 
-        estimator = SVC() if self.estimator is None else self.estimator
         start = time.perf_counter()
-        self.estimators_, times = fit_each(estimator, [(X[s], y[s]) for s in self.subsets_], n_jobs=self.n_jobs)
+        self.estimators_, times = fit_each(
+            self._for_signed_labels(self.estimator, y),
+            [(X[s], y[s]) for s in self.subsets_],
+            n_jobs=self.n_jobs,
+            sample_weights=subset_weights(sample_weight, self.subsets_),
+        )
         wall = time.perf_counter() - start
         log.info("cross-training first stage: %d SVMs on %d examples each in %.1f s", len(self.subsets_),
                  max(len(s) for s in self.subsets_), wall)
         self.first_stage_shifts_ = np.zeros(self.n_subsets)
         if self.threshold == "all":
+            (val_weight,) = subset_weights(sample_weight, [val_idx])
             self.first_stage_shifts_ = np.array(
-                [best_threshold_shift(m.decision_function(X[val_idx]), y[val_idx]) for m in self.estimators_]
+                [best_threshold_shift(decision_values(m, X[val_idx]), y[val_idx], val_weight) for m in self.estimators_]
             )
         diagnostics = {
             "n_fit": len(fit_idx),
@@ -223,7 +248,17 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         }
         if self.threshold == "all":
             diagnostics["first_stage_threshold_shifts"] = self.first_stage_shifts_.tolist()
-        return X, y, fit_idx, diagnostics
+        return X, y, sample_weight, fit_idx, diagnostics
+
+    def _for_signed_labels(self, estimator, y: np.ndarray):
+        """A clone of ``estimator`` (None: ``SVC()``) to fit on labels -1/+1.
+
+        Its ``class_weight`` ("balanced" or a dict keyed by the user's labels) becomes the explicit
+        ``{-1: w, +1: w}`` that the whole training set ``y`` (in {-1, +1}) and ``classes_`` give,
+        so every sub-SVM weighs the classes as one SVC on the whole set would.
+        """
+        estimator = SVC() if estimator is None else estimator
+        return with_class_weight(estimator, self.classes_, self.classes_[(y > 0).astype(int)])
 
     def _validate_params(self):
         """The constraints table, and the options that need a validation split (so a config fails early)."""
@@ -248,8 +283,10 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         return n_val
 
     def first_stage_decisions(self, X) -> np.ndarray:
-        """``s x n`` matrix of first-stage decision values ``f_r(x)`` (thresholds as fitted)."""
-        decisions = map_each(lambda model: model.decision_function(X), self.estimators_, n_jobs=self.n_jobs)
+        """``s x n`` matrix of first-stage decision values ``f_r(x)`` (thresholds as fitted), each
+        row one kernel expansion by blocked matrix products
+        (:func:`~svmrepro.algorithms.kernel_expansion.decision_values`)."""
+        decisions = map_each(lambda model: decision_values(model, X), self.estimators_, n_jobs=self.n_jobs)
         return np.vstack(decisions) + self.first_stage_shifts_[:, None]
 
     def decision_function(self, X) -> np.ndarray:
@@ -285,8 +322,10 @@ class CrossTrainingSVC(FirstStageSVC):
     estimator : classifier with ``decision_function``, default=None
         First-stage SVM (any kernel, C-SVC or nu-SVC; cloned). None means ``SVC()``. The paper
         uses "the C which yields the best performance on training sets of size r": set it here.
+        Its ``class_weight`` ("balanced", or a dict keyed by the labels of ``y``) is resolved once
+        on the whole training set and passed to every sub-SVM as ``{-1: w, +1: w}``.
     final_estimator : classifier, default=None
-        Final SVM (cloned); None means the same as ``estimator``.
+        Final SVM (cloned); None means the same as ``estimator``. ``class_weight`` as for ``estimator``.
     n_subsets : int, default=5
         s, the number of first-stage SVMs.
     subset_size : int, float in (0, 1] or None, default=None
@@ -319,14 +358,16 @@ class CrossTrainingSVC(FirstStageSVC):
     ----------
     classes_ : ndarray of shape (2,)
     estimators_ : list of the s fitted first-stage estimators (trained on labels -1/+1)
-    subsets_ : list of s index arrays into the training X
+    subsets_ : list of s index arrays into the training X, the rows each first-stage SVM was
+        fitted on (the subset drawn, less its rows of zero ``sample_weight``)
     validation_indices_ : indices into X held out for validation (empty without)
     margin_mean_, margin_spread_ : ndarray of shape (n_samples,)
         ``m_i`` and ``v_i``; NaN for validation examples.
     edit_ : CrossTrainingEdit
         Steps 3-5 over the non-validation examples (in the order of ``np.setdiff1d`` of X's
         indices and ``validation_indices_``).
-    sample_indices_ : indices into X of the final training set (after re-balancing)
+    sample_indices_ : indices into X of the final training set (after re-balancing; rows of
+        zero ``sample_weight`` left out)
     final_estimator_ : the fitted final SVM
     support_ : indices into X of the final SVM's support vectors (if it has ``support_``)
     support_counts_ : dict
@@ -386,9 +427,17 @@ class CrossTrainingSVC(FirstStageSVC):
         if self.validation_size is None and self.final_param_grid is not None:
             raise _needs_validation(self, "final_param_grid", self.final_param_grid)
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Algorithm 3 on ``(X, y)``.
+
+        ``sample_weight`` (non-negative) goes to each first-stage SVM for the rows of its subset,
+        to the final SVM (every ``final_param_grid`` point) for the rows it keeps, and weighs the
+        validation errors that choose thresholds and final parameters. Rows of zero weight are
+        left out of every fit, as SVC leaves them out. The subsets are drawn from the rows, not
+        from the weights: an integer weight is not the same as repeating the row.
+        """
         self._validate_params()
-        X, y, fit_idx, diagnostics = self._fit_first_stage(X, y)
+        X, y, sample_weight, fit_idx, diagnostics = self._fit_first_stage(X, y, sample_weight)
         val_idx = self.validation_indices_
 
         start = time.perf_counter()
@@ -404,7 +453,7 @@ class CrossTrainingSVC(FirstStageSVC):
         if self.balance:
             reinserted = rebalance(edit.kept, edit.confident, edit.mean - edit.spread, y[fit_idx])
             keep[reinserted] = True
-        self.sample_indices_ = idx = fit_idx[keep]
+        self.sample_indices_ = idx = positive_rows(fit_idx[keep], sample_weight)
         n_neg, n_pos = int(np.sum(y[idx] < 0)), int(np.sum(y[idx] > 0))
         if min(n_neg, n_pos) == 0:
             neg, pos = self.classes_.tolist()
@@ -419,7 +468,7 @@ class CrossTrainingSVC(FirstStageSVC):
         log.info("cross-training editing: %d of %d examples kept (%d misclassified, %d confident discarded, "
                  "%d reinserted)", len(idx), len(fit_idx), edit.misclassified.sum(), edit.confident.sum(),
                  len(reinserted))
-        final_diagnostics = self._fit_final(X[idx], y[idx], X[val_idx], y[val_idx])
+        final_diagnostics = self._fit_final(X, y, sample_weight, idx, val_idx)
         log.info("cross-training final SVM: %d examples in %.1f s", len(idx), final_diagnostics["final_search_time_s"])
         final = final_estimator(self.final_estimator_)
         if hasattr(final, "support_"):
@@ -440,20 +489,25 @@ class CrossTrainingSVC(FirstStageSVC):
         }
         return self
 
-    def _fit_final(self, X, y, X_val, y_val) -> dict:
-        """Step 6, with the sec. 4.3 threshold and the final parameters chosen on validation.
+    def _fit_final(self, X, y, sample_weight, idx, val_idx) -> dict:
+        """Step 6 on rows ``idx``, with the sec. 4.3 threshold and the final parameters chosen on
+        rows ``val_idx``.
 
         Sets ``final_estimator_``, ``threshold_shift_``, ``best_params_``; returns diagnostics.
         """
         base = self.estimator if self.final_estimator is None else self.final_estimator
         base = SVC() if base is None else base
         grid = ParameterGrid(self.final_param_grid) if self.final_param_grid is not None else [{}]
+        weights = subset_weights(sample_weight, [idx])
+        (val_weight,) = subset_weights(sample_weight, [val_idx])
+        X_val, y_val = X[val_idx], y[val_idx]
         best, times, val_errors = None, [], []
         for params in grid:
-            (model,), (seconds,) = fit_each(clone(base).set_params(**params), [(X, y)], n_jobs=1)
-            decision = model.decision_function(X_val) if len(y_val) else np.zeros(0)
-            shift = best_threshold_shift(decision, y_val) if self.threshold != "svm" else 0.0
-            error = np.mean((decision + shift > 0) != (y_val > 0)) if len(y_val) else np.nan
+            model = self._for_signed_labels(clone(base).set_params(**params), y)
+            (model,), (seconds,) = fit_each(model, [(X[idx], y[idx])], n_jobs=1, sample_weights=weights)
+            decision = decision_values(model, X_val) if len(y_val) else np.zeros(0)
+            shift = best_threshold_shift(decision, y_val, val_weight) if self.threshold != "svm" else 0.0
+            error = validation_error(decision + shift, y_val, val_weight) if len(y_val) else np.nan
             times.append(seconds)
             val_errors.append(float(error))
             if best is None or error < best[0]:
@@ -471,4 +525,4 @@ class CrossTrainingSVC(FirstStageSVC):
         return diagnostics
 
     def _decision(self, X):
-        return self.final_estimator_.decision_function(X)
+        return decision_values(self.final_estimator_, X)

@@ -26,11 +26,14 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
-from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmrepro.algorithms.kernel_expansion import decision_values, supports_expansion
+from svmrepro.algorithms.parallel import fit_each
+from svmrepro.algorithms.weights import positive_rows, subset_weights
 from svmrepro.metrics import support_counts
 
 
@@ -205,6 +208,7 @@ class EditedSVC(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
+    classes_ : ndarray of the class labels
     editor_, estimator_ : the fitted editor and classifier
     sample_indices_ : indices into X of the edited training set
     support_counts_ : dict of the classifier's support-vector counts (empty if not a SVM)
@@ -222,40 +226,61 @@ class EditedSVC(ClassifierMixin, BaseEstimator):
         self.estimator = estimator
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Edit ``(X, y)``, then fit the classifier on the edited set.
+
+        ``sample_weight`` (non-negative) goes to the classifier only, for the edited rows (those
+        of zero weight left out, as SVC leaves them out): the editors are nearest-neighbour rules
+        on the rows, unweighted, so an integer weight is not the same as repeating a row.
+        """
         self._validate_params()
         X, y = validate_data(self, X, y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         self.editor_ = clone(MultiEdit() if self.editor is None else self.editor)
         if self.editor_.get_params().get("random_state", 0) is None:
             self.editor_.set_params(random_state=self.random_state)
         start = time.perf_counter()
-        X_edit, y_edit = self.editor_.fit_resample(X, y)
+        _, y_edit = self.editor_.fit_resample(X, y)
         edit_time = time.perf_counter() - start
-        lost = np.setdiff1d(self.classes_, y_edit)
-        if len(lost):
-            raise ValueError(f"editor={self.editor_!r} removed every example of class(es) {lost.tolist()}")
         self.sample_indices_ = self.editor_.sample_indices_
-        start = time.perf_counter()
-        self.estimator_ = clone(SVC() if self.estimator is None else self.estimator).fit(X_edit, y_edit)
+        rows = positive_rows(self.sample_indices_, sample_weight)
+        lost = np.setdiff1d(self.classes_, y[rows])
+        if len(lost):
+            raise ValueError(
+                f"editor={self.editor_!r} removed every example of class(es) {lost.tolist()}"
+                + ("" if sample_weight is None else " of non-zero sample_weight")
+            )
+        (self.estimator_,), (fit_time,) = fit_each(
+            SVC() if self.estimator is None else self.estimator,
+            [(X[rows], y[rows])],
+            n_jobs=1,
+            sample_weights=subset_weights(sample_weight, [rows]),
+        )
         self.support_counts_ = support_counts(self.estimator_)
         self.diagnostics_ = {
             "n_edited": len(y_edit),
             "n_removed": len(y) - len(y_edit),
             "edit_time_s": edit_time,
-            "final_fit_time_s": time.perf_counter() - start,
+            "final_fit_time_s": fit_time,
         }
         return self
 
     def predict(self, X):
         check_is_fitted(self)
-        return self.estimator_.predict(validate_data(self, X, reset=False))
+        X = validate_data(self, X, reset=False)
+        if len(self.classes_) == 2 and supports_expansion(self.estimator_):
+            return self.classes_[(decision_values(self.estimator_, X) > 0).astype(int)]
+        return self.estimator_.predict(X)
 
     def _estimator_has_decision_function(self):
         return hasattr(SVC() if self.estimator is None else self.estimator, "decision_function")
 
     @available_if(_estimator_has_decision_function)
     def decision_function(self, X):
+        """The classifier's decision values, by blocked kernel products for a binary SVM
+        (:func:`~svmrepro.algorithms.kernel_expansion.decision_values`)."""
         check_is_fitted(self)
-        return self.estimator_.decision_function(validate_data(self, X, reset=False))
+        return decision_values(self.estimator_, validate_data(self, X, reset=False))

@@ -23,8 +23,9 @@ from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+from joblib import effective_n_jobs, parallel_config
 from sklearn.base import clone
+from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
 #: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
@@ -171,9 +172,9 @@ def _run_all(function: Callable, arguments: Sequence[tuple], n_jobs: int | None)
     return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, *args) for args in arguments)
 
 
-def _fit_timed(estimator, X: np.ndarray, y: np.ndarray):
+def _fit_timed(estimator, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None):
     start = time.perf_counter()
-    fitted = estimator.fit(X, y)
+    fitted = estimator.fit(X, y) if sample_weight is None else estimator.fit(X, y, sample_weight=sample_weight)
     return fitted, time.perf_counter() - start
 
 
@@ -181,12 +182,17 @@ def fit_each(
     estimator,
     parts: Sequence[tuple[np.ndarray, np.ndarray]],
     n_jobs: int | None = None,
+    sample_weights: Sequence[np.ndarray | None] | None = None,
 ) -> tuple[list, list[float]]:
     """Fit a clone of ``estimator`` on each ``(X, y)`` of ``parts``.
 
+    ``sample_weights``, if given, holds each part's ``sample_weight`` (or None), passed to its fit.
     Returns the fitted clones and each one's wall-clock fit time in seconds, in input order.
     """
-    done = _run_all(_fit_timed, [(clone(estimator), X, y) for X, y in parts], n_jobs)
+    weights = [None] * len(parts) if sample_weights is None else list(sample_weights)
+    if len(weights) != len(parts):
+        raise ValueError(f"{len(weights)} sample_weights for {len(parts)} parts")
+    done = _run_all(_fit_timed, [(clone(estimator), X, y, w) for (X, y), w in zip(parts, weights)], n_jobs)
     return [model for model, _ in done], [seconds for _, seconds in done]
 
 
