@@ -11,7 +11,7 @@ import pytest
 from sklearn.svm import SVC
 
 from svmrepro import bench
-from svmrepro.algorithms.cascade import CascadeSVC
+from svmrepro.algorithms.wen_lu_cascade import WenLuCascadeSVC
 from svmrepro.algorithms.cross_training import CrossTrainingSVC
 from svmrepro.algorithms.parallel import backend_context
 from svmrepro.bench_expansion import KernelExpansionBenchmark
@@ -23,7 +23,7 @@ SVM = {"C": 1000.0, "gamma": 0.0005}
 
 
 @pytest.mark.parametrize(
-    "estimator", [CascadeSVC(**SVM), CrossTrainingSVC(estimator=SVC(**SVM))], ids=["cascade", "cross_training"]
+    "estimator", [WenLuCascadeSVC(SVC(**SVM)), CrossTrainingSVC(estimator=SVC(**SVM))], ids=["cascade", "cross_training"]
 )
 def test_parallel_speedup_reports_both_times_and_the_same_model(estimator):
     with backend_context("threading"):  # threads: the same code path as loky, without starting processes
@@ -42,7 +42,7 @@ def test_parallel_speedup_reports_both_times_and_the_same_model(estimator):
 @pytest.mark.parametrize("n_jobs", [[1], [0, 2], [1.5, 2]])
 def test_parallel_speedup_needs_two_worker_counts(n_jobs):
     with pytest.raises(ValueError, match="n_jobs"):
-        bench.ParallelSpeedup(CascadeSVC(), n_jobs=n_jobs).fit(DATA.X_train, DATA.y_train)
+        bench.ParallelSpeedup(WenLuCascadeSVC(), n_jobs=n_jobs).fit(DATA.X_train, DATA.y_train)
 
 
 def test_regeneration_benchmark_times_a_rebuild_and_leaves_no_files(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_info
 
-from svmrepro.algorithms.cascade import CascadeSVC
+from svmrepro.algorithms.wen_lu_cascade import WenLuCascadeSVC
 from svmrepro.algorithms.cross_training import CrossTrainingSVC
 from svmrepro.algorithms.parallel import backend_context, map_each
 from svmrepro.compose import compose_config
@@ -67,7 +67,7 @@ RBF = {"kernel": "rbf", "C": 10.0, "gamma": 0.2}
 
 
 def _cascade(n_jobs):
-    return CascadeSVC(**RBF, n_jobs=n_jobs)
+    return WenLuCascadeSVC(SVC(**RBF), n_jobs=n_jobs)
 
 
 def _cross_training(n_jobs):

@@ -85,7 +85,7 @@ class ParallelSpeedup(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : estimator with an ``n_jobs`` parameter
-        E.g. :class:`~svmrepro.algorithms.cascade.CascadeSVC` or
+        E.g. :class:`~svmrepro.algorithms.wen_lu_cascade.WenLuCascadeSVC` or
         :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC`.
     n_jobs : list of int >= 1, default=(1, 2)
         Values compared; the speedup is the time of the first over the time of the last.
