@@ -5,7 +5,8 @@ it to a general-purpose solver: here CVXOPT's interior-point ``solvers.qp``, on 
 2l x 2l Hessian [[K, -K], [-K, K]] (its cost grows like (2l)^3 per iteration, and its memory
 like (2l)^2). An interior point never lands exactly on a bound: a variable is put on its bound
 when its slack there is smaller than the bound's multiplier (strict complementarity, as CVXOPT
-returns both), and the intercept then comes from the mu-sets as in
+returns both), what that moves is taken back from the free points so that sum(beta) = 0 still
+holds (:func:`restore_equality`), and the intercept then comes from the mu-sets as in
 :class:`~svmrepro.algorithms.svr_decomposition.DecompositionSVR`. CVXOPT's default accuracy
 (relative gap 1e-6) leaves a mu-set gap G of about 1e-3, the decomposition's ``tol``.
 """
@@ -20,15 +21,32 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
-from svmrepro.algorithms.kernel_cache import KernelColumns, resolve_gamma
+from svmrepro.algorithms.kernel_cache import resolve_gamma
+from svmrepro.algorithms.kernel_expansion import kernel_block
 from svmrepro.algorithms.svr_decomposition import EpsilonSVRBase
+
+
+def restore_equality(beta, C):
+    """Spread sum(beta) evenly over the free points (0 < |beta_i| < C_i), in place, so that the
+    equality of problem (1) holds again; a point pushed past its box stays on it and the rest is
+    spread again."""
+    free = (beta != 0) & (np.abs(beta) < C)
+    while free.any():
+        beta[free] -= beta.sum() / np.count_nonzero(free)
+        over = free & (np.abs(beta) > C)
+        if not over.any():
+            break
+        beta[over] = np.clip(beta[over], -C[over], C[over])
+        free &= ~over
+    return beta
 
 
 def solve_full_dual(K, y, C, epsilon, max_iter=100):
     """(beta = alpha - alpha*, CVXOPT's solution dict) of problem (1) by CVXOPT's interior-point QP.
 
-    Rows of the inequality G z <= h: first z <= C, then -z <= 0; each alpha goes to the bound
-    whose slack is below its multiplier.
+    ``C`` holds each point's box C_i. Rows of the inequality G z <= h: first z <= C, then
+    -z <= 0; each alpha goes to the bound whose slack is below its multiplier, and
+    :func:`restore_equality` makes sum(beta) = 0 again.
     """
     try:  # needed only here
         from cvxopt import matrix, solvers, spmatrix
@@ -39,7 +57,7 @@ def solve_full_dual(K, y, C, epsilon, max_iter=100):
     hessian = np.block([[K, -K], [-K, K]])
     linear = np.concatenate([epsilon - y, epsilon + y])
     box = spmatrix([1.0] * (2 * n) + [-1.0] * (2 * n), range(4 * n), [*range(2 * n)] * 2)
-    limits = np.concatenate([np.full(2 * n, float(C)), np.zeros(2 * n)])
+    limits = np.concatenate([C, C, np.zeros(2 * n)])
     equality = matrix(np.concatenate([np.ones(n), -np.ones(n)]), (1, 2 * n))
     solution = solvers.qp(
         matrix(hessian), matrix(linear), box, matrix(limits), equality, matrix(0.0),
@@ -47,8 +65,8 @@ def solve_full_dual(K, y, C, epsilon, max_iter=100):
     )
     z, slack, multiplier = (np.asarray(solution[key]).ravel() for key in ("x", "s", "z"))
     at_bound = slack < multiplier
-    z = np.where(at_bound[2 * n :], 0.0, np.where(at_bound[: 2 * n], float(C), z))
-    return z[:n] - z[n:], solution
+    z = np.where(at_bound[2 * n :], 0.0, np.where(at_bound[: 2 * n], np.concatenate([C, C]), z))
+    return restore_equality(z[:n] - z[n:], C), solution
 
 
 class FullQPSVR(EpsilonSVRBase):
@@ -80,17 +98,19 @@ class FullQPSVR(EpsilonSVRBase):
         self.epsilon = epsilon
         self.max_iter = max_iter
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Fit on (X, y); ``sample_weight`` scales C per sample, as :class:`sklearn.svm.SVR`."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        C = self._box(X, sample_weight)
         self._gamma = resolve_gamma(self.gamma, X)
-        K = KernelColumns(X, self.kernel, self._gamma)(X)
-        beta, solution = solve_full_dual(K, y, self.C, self.epsilon, self.max_iter)
+        K = kernel_block(X, X, kernel=self.kernel, gamma=self._gamma, degree=3, coef0=0.0)
+        beta, solution = solve_full_dual(K, y, C, self.epsilon, self.max_iter)
         if solution["status"] != "optimal":
             warnings.warn(f"CVXOPT stopped with status {solution['status']!r}", ConvergenceWarning, stacklevel=2)
         self.n_iter_ = int(solution["iterations"])
         phi = y - K @ beta
-        return self._set_solution(X, y, beta, phi, {
+        return self._set_solution(X, y, beta, phi, C, {
             "ipm_iterations": self.n_iter_,
             "ipm_relative_gap": float(solution["relative gap"] or np.nan),
         })
