@@ -21,8 +21,8 @@ import svmrepro
 #: top-level keys that never change what a run computes (``parallel``: the engine of the sub-fits,
 #: whose models are the same on every backend)
 NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "sweep_jobs", "smoke", "report", "parallel"})
-#: top-level keys that belong to the identity only when they are not null
-WHEN_SET_KEYS = frozenset({"surface"})
+#: top-level keys that belong to the identity only when they are not null (what they add is logged)
+WHEN_SET_KEYS = frozenset({"surface", "analysis"})
 
 
 def identity_config(cfg: DictConfig | Mapping) -> dict:

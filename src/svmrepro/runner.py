@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from svmrepro import identity
 from svmrepro.algorithms.parallel import backend_context
+from svmrepro.analyses import build_analyses, run_analyses
 from svmrepro.build import build
 from svmrepro.data.base import REGRESSION, Dataset
 from svmrepro.environment import environment_tags
@@ -101,6 +102,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
     started = time.perf_counter()  # for run_overhead_s, logged last
     choices = dict(choices or {})
     parts = build(cfg)
+    analyses = build_analyses(cfg.get("analysis"))
     fingerprint = parts.source.fingerprint()
     plain = identity.identity_config(cfg)
     key = identity.run_key(plain, fingerprint)
@@ -144,7 +146,12 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         store.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
         with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)):
             metrics, compute_s, _ = _timed(lambda: measure(parts.estimator, data))
-        diagnostics = getattr(final_estimator(parts.estimator), "diagnostics_", None) or {}
+        fitted = final_estimator(parts.estimator)
+        diagnostics = dict(getattr(fitted, "diagnostics_", None) or {})
+        if analyses:  # the experiment's analyses of the fitted model (svmrepro.analyses)
+            extra, analyses_s, _ = _timed(lambda: run_analyses(analyses, fitted, data.X_train, data.y_train))
+            compute_s += analyses_s
+            diagnostics.update(extra)
         scalars, series = split_diagnostics(diagnostics)
         metrics.update(scalars)
         store.log_params(run_id, _selected_params(parts.estimator))
@@ -156,8 +163,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
             compute_s += surface_s
             store.log_json(run_id, grid, "surface.json")
         # the framework's cost of this run: wall time since run() started outside loading, fitting,
-        # predicting and the surface. It is logged before terminate, so the terminating call (and
-        # Hydra's composition, which precedes run()) are not in it.
+        # predicting, the analyses and the surface. It is logged before terminate, so the terminating
+        # call (and Hydra's composition, which precedes run()) are not in it.
         overhead = time.perf_counter() - started - load_s - compute_s
         store.log_metrics(run_id, {"run_overhead_s": overhead}, {})
     except BaseException:

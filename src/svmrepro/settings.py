@@ -73,6 +73,8 @@ class RunSettings:
     report: Optional[Any] = None
     #: log the decision surface on 2-d data, ``{resolution: 150, points: 600}`` (svmrepro.surface)
     surface: Optional[Any] = None
+    #: analyses of the fitted model, ``{name: {_target_: ...}}``, each adding diagnostics (svmrepro.analyses)
+    analysis: Optional[Any] = None
 
 
 def register() -> None:

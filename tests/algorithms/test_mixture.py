@@ -2,46 +2,61 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from svmrepro.algorithms import gater as gnet
-from svmrepro.algorithms.mixture import GatedSVMMixture, capacity, capacity_assign
+from svmrepro.algorithms.mixture import GatedSVMMixture, _fit_experts, _scores, capacity, capacity_assign
 from svmrepro.data.toy2d import Toy2d
 
 TOY = Toy2d(n_train=600, n_test=600).load(0)
 LINEAR = SVC(kernel="linear", C=1.0)
 
 
-def _numeric_grad(params, X, S, y, eps=1e-6):
+def _numeric_grad(params, X, S, y, sample_weight, eps=1e-6):
     grads = {}
     for key, value in params.items():
         grad = np.zeros_like(value)
         for idx in np.ndindex(value.shape):
             old = value[idx]
             value[idx] = old + eps
-            up = gnet.mixture_loss(params, X, S, y)
+            up = gnet.mixture_loss(params, X, S, y, sample_weight)
             value[idx] = old - eps
-            down = gnet.mixture_loss(params, X, S, y)
+            down = gnet.mixture_loss(params, X, S, y, sample_weight)
             value[idx] = old
             grad[idx] = (up - down) / (2 * eps)
         grads[key] = grad
     return grads
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_hidden", [0, 4])
-def test_gater_gradient_matches_finite_differences(n_hidden):
+def test_gater_gradient_matches_finite_differences(n_hidden, weighted):
     rng = np.random.default_rng(0)
     X, S = rng.normal(size=(7, 3)), rng.normal(size=(7, 4))
     y = np.where(rng.normal(size=7) > 0, 1.0, -1.0)
+    sample_weight = rng.uniform(0.0, 3.0, size=7) if weighted else None
     params = gnet.init_gater(3, 4, n_hidden, rng)
     params = {k: v + rng.normal(scale=0.5, size=v.shape) for k, v in params.items()}  # leave the near-uniform start
-    loss, grads = gnet.loss_and_grad(params, X, S, y)
-    assert loss == pytest.approx(gnet.mixture_loss(params, X, S, y))
-    numeric = _numeric_grad(params, X, S, y)
+    loss, grads = gnet.loss_and_grad(params, X, S, y, sample_weight)
+    assert loss == pytest.approx(gnet.mixture_loss(params, X, S, y, sample_weight))
+    numeric = _numeric_grad(params, X, S, y, sample_weight)
     assert set(grads) == set(numeric) == ({"A", "a", "W", "b"} if n_hidden else {"A", "a"})
     for key in grads:
         np.testing.assert_allclose(grads[key], numeric[key], rtol=1e-5, atol=1e-8)
+
+
+def test_weighted_gater_loss_counts_a_weight_of_two_as_two_copies():
+    rng = np.random.default_rng(2)
+    X, S = rng.normal(size=(6, 2)), rng.normal(size=(6, 3))
+    y = np.where(rng.normal(size=6) > 0, 1.0, -1.0)
+    params = gnet.init_gater(2, 3, 0, rng)
+    twice = np.r_[np.arange(6), 0]  # row 0 twice
+    weights = np.array([2.0, 1, 1, 1, 1, 1]) * 6 / 7  # mean-one scaling of (2, 1, 1, 1, 1, 1)
+    assert gnet.mixture_loss(params, X, S, y, weights) == pytest.approx(
+        gnet.mixture_loss(params, X[twice], S[twice], y[twice]))
 
 
 def test_gater_weights_are_a_softmax():
@@ -138,8 +153,6 @@ def test_too_few_examples_for_the_experts_is_an_error():
 
 
 def test_a_one_class_part_becomes_a_constant_expert():
-    from svmrepro.algorithms.mixture import _fit_experts
-
     labels = np.where(TOY.y_train > 0, 0, 1)
     labels[:20] = 2  # the only two-class part
     experts, times, parts = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 3, 1)
@@ -147,3 +160,94 @@ def test_a_one_class_part_becomes_a_constant_expert():
     np.testing.assert_array_equal(experts[0].decision_function(TOY.X_test[:3]), [1.0, 1.0, 1.0])
     np.testing.assert_array_equal(experts[1].decision_function(TOY.X_test[:3]), [-1.0, -1.0, -1.0])
     assert times[0] == times[1] == 0.0 and times[2] > 0
+
+
+def test_a_part_whose_weighted_rows_hold_one_class_becomes_a_constant_expert():
+    labels = (np.arange(len(TOY.y_train)) < 100).astype(int)
+    weights = np.where((labels == 1) & (TOY.y_train < 0), 0.0, 1.0)  # part 1 keeps only positives' weight
+    experts, times, _ = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 2, 1, weights)
+    np.testing.assert_array_equal(experts[1].decision_function(TOY.X_test[:3]), [1.0, 1.0, 1.0])
+    assert times[1] == 0.0 and len(experts[0].support_) > 0
+
+
+def test_predict_before_fit_is_a_not_fitted_error():
+    for method in ("predict", "decision_function"):
+        with pytest.raises(NotFittedError):
+            getattr(GatedSVMMixture(), method)(TOY.X_test)
+
+
+def test_expert_outputs_are_the_kernel_expansions_of_libsvm():
+    labels = np.arange(len(TOY.y_train)) % 3
+    labels[(labels == 2) & (TOY.y_train > 0)] = 0  # part 2 holds negatives only: a constant expert
+    experts, _, _ = _fit_experts(SVC(kernel="rbf", C=10.0, gamma=0.5), TOY.X_train, TOY.y_train, labels, 3, 1)
+    libsvm = np.column_stack([expert.decision_function(TOY.X_test) for expert in experts])
+    np.testing.assert_allclose(_scores(experts, TOY.X_test, None), libsvm, rtol=0, atol=1e-9)
+    assert np.all(libsvm[:, 2] == -1.0)  # the constant expert keeps its own output
+
+
+def test_each_expert_is_fitted_with_the_weights_of_its_rows():
+    labels = np.arange(len(TOY.y_train)) % 2
+    weights = np.random.default_rng(0).uniform(0.2, 3.0, size=len(TOY.y_train))
+    experts, _, parts = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 2, 1, weights)
+    for expert, rows in zip(experts, parts):
+        alone = SVC(kernel="linear", C=1.0).fit(TOY.X_train[rows], TOY.y_train[rows], sample_weight=weights[rows])
+        np.testing.assert_allclose(expert.dual_coef_, alone.dual_coef_)
+
+
+@pytest.mark.parametrize("gater", ["mlp", "uniform"])
+def test_unit_sample_weights_equal_no_weights(gater):
+    make = lambda: GatedSVMMixture(LINEAR, n_experts=2, gater=gater, n_iter=2, validation_fraction=0.2, random_state=0)
+    plain = make().fit(TOY.X_train, TOY.y_train)
+    unit = make().fit(TOY.X_train, TOY.y_train, sample_weight=np.ones(len(TOY.y_train)))
+    np.testing.assert_array_equal(unit.decision_function(TOY.X_test), plain.decision_function(TOY.X_test))
+    assert unit.diagnostics_["val_error"] == plain.diagnostics_["val_error"]
+
+
+def test_weights_move_the_mixture():
+    weights = np.where(TOY.y_train > 0, 5.0, 1.0)
+    plain = GatedSVMMixture(LINEAR, n_iter=2, random_state=0).fit(TOY.X_train, TOY.y_train)
+    weighted = GatedSVMMixture(LINEAR, n_iter=2, random_state=0).fit(TOY.X_train, TOY.y_train, sample_weight=weights)
+    assert np.mean(weighted.predict(TOY.X_test) > 0) > np.mean(plain.predict(TOY.X_test) > 0)
+
+
+def test_class_weight_is_keyed_by_the_users_labels():
+    y = np.where(TOY.y_train > 0, "up", "down")
+    by_name = GatedSVMMixture(SVC(kernel="linear", class_weight={"down": 1.0, "up": 5.0}), n_iter=2, random_state=0)
+    by_sign = GatedSVMMixture(SVC(kernel="linear", class_weight={-1: 1.0, 1: 5.0}), n_iter=2, random_state=0)
+    by_name.fit(TOY.X_train, y)
+    by_sign.fit(TOY.X_train, TOY.y_train)
+    np.testing.assert_array_equal(by_name.decision_function(TOY.X_test), by_sign.decision_function(TOY.X_test))
+    assert by_name.experts_[0].class_weight == {-1: 1.0, 1: 5.0}
+    assert by_name.estimator.class_weight == {"down": 1.0, "up": 5.0}  # the user's estimator is not touched
+
+
+def test_balanced_class_weight_is_counted_on_the_whole_training_set():
+    y = TOY.y_train.copy()
+    y[: len(y) // 3] = 1  # unequal classes
+    model = GatedSVMMixture(SVC(kernel="linear", class_weight="balanced"), n_experts=3, n_iter=1, random_state=0)
+    model.fit(TOY.X_train, y)
+    n_pos = np.sum(y == 1)
+    expected = {-1: len(y) / (2 * (len(y) - n_pos)), 1: len(y) / (2 * n_pos)}
+    for expert in model.experts_:
+        assert expert.class_weight == pytest.approx(expected)
+
+
+def test_mixture_is_tagged_binary_only():
+    assert GatedSVMMixture().__sklearn_tags__().classifier_tags.multi_class is False
+
+
+MIXTURE_EXPECTED_FAILURES = {
+    "check_sample_weight_equivalence_on_dense_data": "a weight of 2 is not a repeated row: the random parts "
+    "of step 1 are drawn over the rows, so the experts differ",
+}
+
+
+@parametrize_with_checks(
+    [
+        GatedSVMMixture(n_experts=2, n_iter=1, gater_max_epochs=2, random_state=0),
+        GatedSVMMixture(n_experts=2, gater="uniform", random_state=0),
+    ],
+    expected_failed_checks=lambda estimator: MIXTURE_EXPECTED_FAILURES,
+)
+def test_sklearn_contract(estimator, check):
+    check(estimator)

@@ -6,6 +6,11 @@ With the experts' decision values ``s_m(x)`` held fixed, the mixture's output is
 ``h = tanh``: ``f(x) = tanh(sum_m w_m(x) s_m(x))``, and the gater is trained to minimise eq. (7),
 ``sum_i (f(x_i) - y_i)^2`` (here its mean, so the step size does not depend on N), by minibatch
 Adam. Plain functions on a dict of arrays; no framework.
+
+**Sample weights.** The paper has none; with a ``sample_weight`` ``s_i`` we minimise the weighted
+eq. (7), ``sum_i s_i (f(x_i) - y_i)^2``: an example of weight 2 counts as two copies, as in an
+SVM's weighted hinge loss. :func:`train_gater` rescales the weights to mean 1 over the training set
+once, so a minibatch's loss is ``mean(s_i r_i^2)`` and unit weights give exactly the unweighted loss.
 """
 
 from __future__ import annotations
@@ -48,13 +53,21 @@ def mixture_output(weights: np.ndarray, scores: np.ndarray) -> np.ndarray:
     return np.tanh(np.einsum("nm,nm->n", weights, scores))
 
 
-def loss_and_grad(params: Params, X: np.ndarray, scores: np.ndarray, y: np.ndarray) -> tuple[float, Params]:
-    """Mean of eq. (7) over the rows of ``X`` and its gradient with respect to every parameter."""
+def _row_weights(sample_weight: np.ndarray | None, n: int) -> np.ndarray:
+    return np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+
+
+def loss_and_grad(
+    params: Params, X: np.ndarray, scores: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None
+) -> tuple[float, Params]:
+    """``mean(s_i (f(x_i) - y_i)^2)``, eq. (7) per row (weighted when ``sample_weight`` is given),
+    and its gradient with respect to every parameter."""
     hidden, weights = _forward(params, X)
     f = mixture_output(weights, scores)
     residual = f - y
-    loss = float(np.mean(residual**2))
-    d_g = 2.0 * residual * (1.0 - f**2) / len(y)  # d loss / d (sum_m w_m s_m)
+    row_weight = _row_weights(sample_weight, len(y))
+    loss = float(np.mean(row_weight * residual**2))
+    d_g = 2.0 * row_weight * residual * (1.0 - f**2) / len(y)  # d loss / d (sum_m w_m s_m)
     g = np.einsum("nm,nm->n", weights, scores)
     d_logits = d_g[:, None] * weights * (scores - g[:, None])  # softmax Jacobian applied to s
     grads: Params = {"A": hidden.T @ d_logits, "a": d_logits.sum(axis=0)}
@@ -65,13 +78,21 @@ def loss_and_grad(params: Params, X: np.ndarray, scores: np.ndarray, y: np.ndarr
     return loss, grads
 
 
-def mixture_loss(params: Params, X: np.ndarray, scores: np.ndarray, y: np.ndarray) -> float:
-    return float(np.mean((mixture_output(gater_weights(params, X), scores) - y) ** 2))
+def mixture_loss(
+    params: Params, X: np.ndarray, scores: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None
+) -> float:
+    residual = mixture_output(gater_weights(params, X), scores) - y
+    return float(np.mean(_row_weights(sample_weight, len(y)) * residual**2))
 
 
-def sign_error(f: np.ndarray, y: np.ndarray) -> float:
-    """Classification error of ``sign f(x)`` (0 counted as +1) against ``y`` in {-1, +1}."""
-    return float(np.mean(np.where(f >= 0, 1.0, -1.0) != y))
+def sign_error(f: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """Classification error of ``sign f(x)`` (0 counted as +1) against ``y`` in {-1, +1},
+    weighted by ``sample_weight`` when given."""
+    return float(np.average(np.where(f >= 0, 1.0, -1.0) != y, weights=sample_weight))
+
+
+def _mean_one(sample_weight: np.ndarray | None) -> np.ndarray | None:
+    return None if sample_weight is None else sample_weight / np.mean(sample_weight)
 
 
 def train_gater(
@@ -84,13 +105,15 @@ def train_gater(
     batch_size: int,
     learning_rate: float,
     rng: np.random.Generator,
-    validation: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    validation: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None = None,
     patience: int = 5,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[Params, list[float]]:
     """Sec. 3, step 3: minibatch Adam on eq. (7) with the experts fixed.
 
-    ``validation = (X_val, scores_val, y_val)`` enables early stopping: the parameters with the
-    lowest validation loss are returned once it has not improved for ``patience`` epochs.
+    ``validation = (X_val, scores_val, y_val, sample_weight_val or None)`` enables early stopping:
+    the parameters with the lowest validation loss are returned once it has not improved for
+    ``patience`` epochs. ``sample_weight`` weights eq. (7) (module docstring, "Sample weights").
     Returns the parameters (new arrays; ``params`` is not modified) and the loss per epoch
     (validation loss when given, else training loss).
     """
@@ -101,11 +124,14 @@ def train_gater(
     step, history = 0, []
     best, best_loss, since_best = params, np.inf, 0
     n = len(y)
+    row_weight = _row_weights(_mean_one(sample_weight), n)
+    monitored = (X, scores, y, sample_weight) if validation is None else validation
+    monitored = (*monitored[:3], _mean_one(monitored[3]))
     for _ in range(max_epochs):
         order = rng.permutation(n)
         for start in range(0, n, batch_size):
             rows = order[start : start + batch_size]
-            _, grads = loss_and_grad(params, X[rows], scores[rows], y[rows])
+            _, grads = loss_and_grad(params, X[rows], scores[rows], y[rows], row_weight[rows])
             step += 1
             for k, grad in grads.items():
                 moment1[k] = beta1 * moment1[k] + (1 - beta1) * grad
@@ -113,7 +139,7 @@ def train_gater(
                 m_hat = moment1[k] / (1 - beta1**step)
                 v_hat = moment2[k] / (1 - beta2**step)
                 params[k] = params[k] - learning_rate * m_hat / (np.sqrt(v_hat) + eps)
-        loss = mixture_loss(params, *(validation if validation is not None else (X, scores, y)))
+        loss = mixture_loss(params, *monitored)
         history.append(loss)
         if validation is None:
             continue

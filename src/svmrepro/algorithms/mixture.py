@@ -13,6 +13,10 @@
 
 ``gater="uniform"`` is the paper's "uniform SVM mixture" baseline: ``w_m = 1/M``, experts on the
 random parts of step 1, no re-assignment (constant weights carry no information to move examples).
+
+The experts' outputs ``s_m(x)``, needed for every example at every outer iteration, are blocked
+kernel expansions (:func:`svmrepro.algorithms.kernel_expansion.decision_values`), not LIBSVM's
+one-row-at-a-time ``decision_function``.
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms import gater as gnet
+from svmrepro.algorithms.kernel_expansion import decision_values
 from svmrepro.algorithms.parallel import fit_each, map_each
+from svmrepro.algorithms.weights import subset_weights, with_class_weight
 from svmrepro.metrics import support_counts
 
 log = logging.getLogger(__name__)  # progress of long fits, one line per outer iteration
@@ -62,7 +68,9 @@ def capacity_assign(weights: np.ndarray, slack: int, order: np.ndarray | None = 
 
 
 class _ConstantExpert:
-    """Stands in for an expert whose part holds a single class (or nothing): ``s(x) = value``."""
+    """Stands in for an expert whose part holds a single class (or nothing): ``s(x) = value``.
+
+    Not a LIBSVM model, so :func:`decision_values` calls its own ``decision_function``."""
 
     support_ = np.empty(0, dtype=int)
 
@@ -73,12 +81,18 @@ class _ConstantExpert:
         return np.full(len(X), self.value)
 
 
-def _fit_experts(estimator, X, y, labels, n_experts, n_jobs):
-    """Step 2: an SVM per part (a constant for a one-class part); returns experts and fit times."""
+def _fit_experts(estimator, X, y, labels, n_experts, n_jobs, sample_weight=None):
+    """Step 2: an SVM per part (a constant for a one-class part), each fitted with its rows'
+    ``sample_weight``; returns experts, fit times and parts. Rows of weight 0 do not count when
+    telling a one-class part."""
     parts = [np.flatnonzero(labels == k) for k in range(n_experts)]
-    trainable = [k for k, idx in enumerate(parts) if len(np.unique(y[idx])) == 2]
-    fitted, seconds = fit_each(estimator, [(X[parts[k]], y[parts[k]]) for k in trainable], n_jobs)
-    experts = [_ConstantExpert(float(y[idx][0]) if len(idx) else 0.0) for idx in parts]
+    counted = parts if sample_weight is None else [idx[sample_weight[idx] > 0] for idx in parts]
+    trainable = [k for k, idx in enumerate(counted) if len(np.unique(y[idx])) == 2]
+    fitted, seconds = fit_each(
+        estimator, [(X[parts[k]], y[parts[k]]) for k in trainable], n_jobs,
+        sample_weights=subset_weights(sample_weight, [parts[k] for k in trainable]),
+    )
+    experts = [_ConstantExpert(float(y[idx][0]) if len(idx) else 0.0) for idx in counted]
     times = [0.0] * n_experts
     for k, model, sec in zip(trainable, fitted, seconds):
         experts[k], times[k] = model, sec
@@ -94,7 +108,7 @@ def _timed_scores(experts, X, n_jobs) -> tuple[np.ndarray, list[float]]:
 
     def timed(expert):
         start = time.perf_counter()
-        return expert.decision_function(X), time.perf_counter() - start
+        return decision_values(expert, X), time.perf_counter() - start
 
     done = map_each(timed, experts, n_jobs)
     return np.column_stack([values for values, _ in done]), [seconds for _, seconds in done]
@@ -137,6 +151,13 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         Workers for the experts (fit and decision values).
     random_state : int, RandomState or None
         Initial parts, gater initialisation, minibatches, validation split, re-assignment order.
+
+    Notes
+    -----
+    Two classes only (eq. 6 has one output in (-1, 1)). ``classes_[0]`` is -1 and ``classes_[1]``
+    +1 for the experts and the gater; a ``class_weight`` of ``estimator`` (a dict keyed by the
+    labels of ``y``, or "balanced" counted over the whole training set) is resolved once by
+    :func:`svmrepro.algorithms.weights.with_class_weight` before the experts are cloned.
 
     Attributes
     ----------
@@ -195,19 +216,32 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
         """Run the outer loop; ``diagnostics_`` lists per iteration ``train_error``,
         ``val_error`` (with a validation set), ``expert_size_min/max``, ``gater_loss``,
         ``expert_time_sum_s`` (1-cpu), ``expert_time_max_s`` (M machines; an expert's time is
         its fit plus its decision values on the fitting and validation rows), ``gater_time_s``, the same
         errors as scalars ``iter<k>.train_error`` / ``iter<k>.val_error``, and the scalars
-        ``time_1cpu_s`` and ``time_parallel_s`` (sum of max expert time + gater time)."""
+        ``time_1cpu_s`` and ``time_parallel_s`` (sum of max expert time + gater time).
+
+        ``sample_weight`` goes to each expert for the rows of its part, and weights eq. (7) of the
+        gater and the errors (:mod:`svmrepro.algorithms.gater`, "Sample weights")."""
         self._validate_params()
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
-            raise ValueError(f"GatedSVMMixture is a two-class classifier; got {len(self.classes_)} classes")
+            raise ValueError(
+                f"Only binary classification is supported (eq. 6 has one output); got {len(self.classes_)} classes"
+            )
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        estimator = with_class_weight(SVC() if self.estimator is None else self.estimator, self.classes_, y)
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         rng = check_random_state(self.random_state)
         gen = np.random.default_rng(rng.randint(2**32 - 1))
@@ -218,8 +252,8 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
             perm = gen.permutation(len(y_pm))
             n_val = max(1, int(round(self.validation_fraction * len(y_pm))))
             fit_rows, val_rows = np.sort(perm[n_val:]), np.sort(perm[:n_val])
-            val = (X[val_rows], y_pm[val_rows])
-        Xf, yf = X[fit_rows], y_pm[fit_rows]
+            val = (X[val_rows], y_pm[val_rows], *subset_weights(sample_weight, [val_rows]))
+        Xf, yf, swf = X[fit_rows], y_pm[fit_rows], subset_weights(sample_weight, [fit_rows])[0]
         if len(yf) < 2 * M:
             raise ValueError(f"n_experts={M} needs at least {2 * M} training examples; got {len(yf)}")
         labels = gen.permutation(len(yf)) % M  # step 1: random parts of size near N/M
@@ -227,7 +261,7 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         diag: dict[str, list] = {}
         best, n_outer = None, 1 if self.gater == "uniform" else self.n_iter
         for it in range(n_outer):
-            experts, params, weights, row = self._iteration(Xf, yf, val, labels, params, gen)
+            experts, params, weights, row = self._iteration(estimator, Xf, yf, swf, val, labels, params, gen)
             log.info(
                 "mixture iteration %d/%d: train error %.4f%s, experts %.1f s (slowest %.1f s), gater %.1f s",
                 it + 1, n_outer, row["train_error"], f", validation error {row['val_error']:.4f}" if "val_error" in row
@@ -245,11 +279,12 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         self.support_counts_ = self._support_counts()
         return self
 
-    def _iteration(self, X, y, val, labels, params, gen):
-        """Steps 2 and 3 of one outer iteration; returns experts, gater, w(x) and diagnostics."""
+    def _iteration(self, estimator, X, y, sample_weight, val, labels, params, gen):
+        """Steps 2 and 3 of one outer iteration; returns experts, gater, w(x) and diagnostics.
+
+        ``val`` is None or ``(X_val, y_val, sample_weight_val)``."""
         M = self.n_experts
-        estimator = SVC() if self.estimator is None else self.estimator
-        experts, times, parts = _fit_experts(estimator, X, y, labels, M, self.n_jobs)
+        experts, times, parts = _fit_experts(estimator, X, y, labels, M, self.n_jobs, sample_weight)
         S, score_times = _timed_scores(experts, X if val is None else np.vstack([X, val[0]]), self.n_jobs)
         S, S_val = (S, None) if val is None else (S[: len(X)], S[len(X) :])
         times = [fit + score for fit, score in zip(times, score_times)]
@@ -258,21 +293,22 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
             params, _ = gnet.train_gater(
                 params, X, S, y, max_epochs=self.gater_max_epochs, batch_size=self.gater_batch_size,
                 learning_rate=self.gater_learning_rate, rng=gen, patience=self.gater_patience,
-                validation=None if val is None else (val[0], S_val, val[1]),
+                validation=None if val is None else (val[0], S_val, *val[1:]), sample_weight=sample_weight,
             )
         weights = _weights(params, X, M)
         gater_time = time.perf_counter() - start
         f = gnet.mixture_output(weights, S)
         sizes = [len(p) for p in parts]
         row = {
-            "train_error": gnet.sign_error(f, y),
+            "train_error": gnet.sign_error(f, y, sample_weight),
             "expert_size_min": min(sizes), "expert_size_max": max(sizes),
-            "gater_loss": float(np.mean((f - y) ** 2)),
+            "gater_loss": float(np.average((f - y) ** 2, weights=sample_weight)),
             "expert_time_sum_s": float(sum(times)), "expert_time_max_s": float(max(times)),
             "gater_time_s": gater_time,
         }
         if val is not None:
-            row["val_error"] = gnet.sign_error(gnet.mixture_output(_weights(params, val[0], M), S_val), val[1])
+            f_val = gnet.mixture_output(_weights(params, val[0], M), S_val)
+            row["val_error"] = gnet.sign_error(f_val, val[1], val[2])
         return experts, params, weights, row
 
     @staticmethod
@@ -300,4 +336,5 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         return gnet.mixture_output(weights, _scores(self.experts_, X, self.n_jobs))
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        positive = self.decision_function(X) >= 0  # checks that the mixture is fitted first
+        return self.classes_[positive.astype(int)]

@@ -77,13 +77,16 @@ import numpy as np
 from scipy.linalg import qr
 from scipy.optimize import linprog
 from scipy.spatial.distance import cdist
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmrepro.algorithms.kernel_expansion import decision_values
+from svmrepro.algorithms.parallel import fit_each
 from svmrepro.metrics import support_counts
 
 
@@ -373,48 +376,20 @@ class PotentialSVFilter(BaseEstimator):
         return self.X_.copy(), self.y_.copy()
 
 
-#: fractions of the training data that play "old" in the future-data check of ``audit``
-AUDIT_OLD_FRACTIONS = (0.25, 0.5, 0.75)
+def _timed_fit(estimator, X, y, sample_weight=None):
+    """A fitted clone of ``estimator`` and its fit's wall-clock seconds."""
+    (model,), (seconds,) = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
+    return model, seconds
 
 
-def _hyperplane_gap(a, b) -> float:
-    """max |difference| over the coefficients and intercepts of two fitted linear models."""
-    if not (hasattr(a, "coef_") and hasattr(b, "coef_")):
-        raise ValueError("audit=True compares (w, b): the estimator must be linear (have coef_)")
-    return float(np.abs(np.r_[a.coef_.ravel(), a.intercept_] - np.r_[b.coef_.ravel(), b.intercept_]).max())
+def _model_has(method: str):
+    """``available_if`` check: the fitted model (else the configured one, SVC by default) has ``method``."""
 
+    def check(self):
+        model = getattr(self, "estimator_", None) or self.estimator or SVC()
+        return hasattr(model, method)
 
-def _timed_fit(estimator, X, y):
-    start = time.perf_counter()
-    return clone(estimator).fit(X, y), time.perf_counter() - start
-
-
-def audit_retraining(estimator, selector, X, y, psv: np.ndarray, psv_model, psv_time: float, filter_time: float):
-    """Check the slides' claims on ``(X, y)``: a model trained on the potential SVs ``psv`` equals
-    one trained on everything, and for old/new splits the SVs of the model trained on
-    ``old + new`` lie in ``PSV(old) + new``. Returns diagnostics (counts expected 0) and the model
-    fitted on everything."""
-    full, full_time = _timed_fit(estimator, X, y)
-    sv_full = full.support_
-    n, violations, future_gap, n_psv_old = len(X), 0, 0.0, []
-    for fraction in AUDIT_OLD_FRACTIONS:
-        k = int(fraction * n)
-        old_psv = clone(selector).fit(X[:k], y[:k]).support_
-        kept = np.concatenate([old_psv, np.arange(k, n)])
-        violations += int(np.isin(sv_full, kept, invert=True).sum())
-        future_gap = max(future_gap, _hyperplane_gap(_timed_fit(estimator, X[kept], y[kept])[0], full))
-        n_psv_old.append(len(old_psv))
-    return {
-        "full_fit_time_s": full_time,
-        "psv_fit_time_ratio": psv_time / full_time,
-        "psv_total_time_ratio": (filter_time + psv_time) / full_time,
-        "coef_max_abs_diff": _hyperplane_gap(psv_model, full),
-        "n_sv_full": len(sv_full),
-        "sv_outside_psv": int(np.isin(sv_full, psv, invert=True).sum()),
-        "future_sv_violations": violations,
-        "future_coef_max_abs_diff": future_gap,
-        "future_n_psv_old": n_psv_old,
-    }, full
+    return check
 
 
 class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
@@ -427,47 +402,63 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
         hard-margin linear SVM, the only model the slides' guarantee is about.
     selector : PotentialSVFilter, default=None
         Cloned and fitted first; None means ``PotentialSVFilter()``.
-    audit : bool, default=False
-        Also fit ``estimator`` on all data and on ``PSV(old) + new`` splits and log the
-        differences (:func:`audit_retraining`). The run's fit time then includes these fits;
-        ``diagnostics_`` has the separate times.
-    record_points : bool, default=False
-        Put the training points and the index sets (potential SVs, SVs) in ``diagnostics_["points"]``
-        for a scatter plot (small data only).
 
     Attributes
     ----------
     selector_, estimator_ : the fitted filter and model
+    potential_sv_ : ndarray of int
+        Training indices of the potential SVs, the rows ``estimator_`` was fitted on.
     support_ : ndarray of int
         Training indices of the model's support vectors (when it has ``support_``).
     support_counts_ : dict
     diagnostics_ : dict
         ``n_potential_sv``, ``n_discarded``, ``discard_fraction``, ``filter_time_s``,
-        ``psv_fit_time_s``, ``filter_steps``, ``filter_iterations_per_point``, and with ``audit``
-        the keys of :func:`audit_retraining`.
+        ``psv_fit_time_s``, ``filter_steps``, ``filter_iterations_per_point``, ``filter_kept_per_step``.
+
+    Notes
+    -----
+    Two classes only, as potential SVs are defined. The checks of the slides' claims (retraining on
+    the potential SVs only, data arriving later) are an analysis of the experiments, not part of
+    the estimator: :class:`svmrepro.analyses.retraining.RetrainingAudit`.
     """
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "selector": [HasMethods(["fit"]), None],
-        "audit": ["boolean"],
-        "record_points": ["boolean"],
     }
 
-    def __init__(self, estimator=None, *, selector=None, audit=False, record_points=False):
+    def __init__(self, estimator=None, *, selector=None):
         self.estimator = estimator
         self.selector = selector
-        self.audit = audit
-        self.record_points = record_points
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Filter, then fit ``estimator`` on the potential SVs.
+
+        ``sample_weight`` goes to ``estimator`` for the potential SVs' rows. Rows of weight 0 do
+        not constrain the SVM, so they are left out before filtering; positive weights do not
+        change which points a hard-margin SVM may need, so the filter does not see them.
+        """
         X, y = validate_data(self, X, y)
+        check_classification_targets(y)
+        if len(np.unique(y)) > 2:
+            raise ValueError(f"Only binary classification is supported: potential SVs are defined for two "
+                             f"classes; got labels {np.unique(y).tolist()}")
+        rows = np.arange(len(X))
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+            rows = np.flatnonzero(sample_weight > 0)
         estimator = SVC(kernel="linear", C=1e6) if self.estimator is None else self.estimator
         selector = PotentialSVFilter() if self.selector is None else self.selector
-        self.selector_, filter_time = _timed_fit(selector, X, y)
-        psv = self.selector_.support_
-        self.estimator_, psv_time = _timed_fit(estimator, X[psv], y[psv])
+        self.selector_, filter_time = _timed_fit(selector, X[rows], y[rows])
+        psv = self.potential_sv_ = rows[self.selector_.support_]
+        psv_weight = None if sample_weight is None else sample_weight[psv]
+        self.estimator_, psv_time = _timed_fit(estimator, X[psv], y[psv], psv_weight)
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "support_"):
             self.support_ = psv[self.estimator_.support_]
@@ -483,22 +474,14 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
             "filter_iterations_per_point": sum(history["iterations"]) / max(1, sum(history["n_decided"])),
             "filter_kept_per_step": list(history["n_kept"]),
         }
-        full = None
-        if self.audit:
-            audit, full = audit_retraining(estimator, selector, X, y, psv, self.estimator_, psv_time, filter_time)
-            self.diagnostics_.update(audit)
-        if self.record_points:
-            self.diagnostics_["points"] = {
-                "X": X.tolist(), "y": y.tolist(), "potential_sv": psv.tolist(),
-                "sv": getattr(self, "support_", np.zeros(0, int)).tolist(),
-                "sv_full": [] if full is None else full.support_.tolist(),
-            }
         return self
 
     def predict(self, X):
         check_is_fitted(self)
-        return self.estimator_.predict(X)
+        return self.estimator_.predict(validate_data(self, X, reset=False))
 
+    @available_if(_model_has("decision_function"))
     def decision_function(self, X):
+        """The model's decision values (a blocked kernel expansion for an SVC)."""
         check_is_fitted(self)
-        return self.estimator_.decision_function(X)
+        return decision_values(self.estimator_, validate_data(self, X, reset=False))
