@@ -6,7 +6,13 @@ from scipy import sparse
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.svm import SVC, SVR, NuSVC
 
-from svmrepro.algorithms.kernel_expansion import block_rows, decision_values, kernel_expansion, supports_expansion
+from svmrepro.algorithms.kernel_expansion import (
+    block_rows,
+    decision_values,
+    kernel_expansion,
+    predict,
+    supports_expansion,
+)
 
 X, y = make_classification(n_samples=400, n_features=8, random_state=0)
 X_NEW = np.random.default_rng(1).normal(size=(257, 8))
@@ -70,3 +76,17 @@ def test_a_fitted_search_is_expanded_through_its_best_estimator():
 
     search = GridSearchCV(SVC(), {"C": [0.5, 2.0]}, cv=2).fit(X, y)
     assert relative_gap(decision_values(search, X_NEW), search.decision_function(X_NEW)) < 1e-9
+
+
+def test_predict_equals_the_models_own_for_classifiers_regressors_and_others():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    labels = np.where(y > 0, "pos", "neg")
+    svc = SVC(C=0.7).fit(X, labels)
+    np.testing.assert_array_equal(predict(svc, X_NEW), svc.predict(X_NEW))
+    Xr, yr = make_friedman1(n_samples=200, random_state=1)
+    svr = SVR().fit(Xr, yr)
+    np.testing.assert_allclose(predict(svr, Xr), svr.predict(Xr), rtol=1e-9)
+    pipe = make_pipeline(StandardScaler(), SVC()).fit(X, y)
+    np.testing.assert_array_equal(predict(pipe, X_NEW), pipe.predict(X_NEW))

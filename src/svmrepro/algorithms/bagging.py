@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from svmrepro.algorithms.cross_training import FirstStageSVC, best_threshold_shift
-from svmrepro.algorithms.weights import subset_weights
+from svmrepro.algorithms.sub_svms import subset_weights
 from svmrepro.metrics import bounded_mask, final_estimator
 
 

@@ -19,15 +19,13 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
-from sklearn.svm import SVC
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from svmrepro.algorithms.kernel_cache import resolve_gamma
 from svmrepro.algorithms.kernel_expansion import decision_values
 from svmrepro.algorithms.parallel import fit_each
-from svmrepro.algorithms.weights import subset_weights, with_class_weight
+from svmrepro.algorithms.sub_svms import sub_svm, subset_weights
 from svmrepro.metrics import support_counts
 
 log = logging.getLogger(__name__)  # progress of long fits, one line per step
@@ -105,22 +103,6 @@ def class_indices(y: np.ndarray, parts: int, what: str) -> tuple[np.ndarray, np.
         if len(idx) < parts:
             raise ValueError(f"{what} needs at least {parts} examples of each class; class {name} has {len(idx)}")
     return P, N
-
-
-def sub_svm(estimator, X: np.ndarray, classes: np.ndarray, y: np.ndarray):
-    """The estimator every sub-SVM clones, with what SVC derives from its training set fixed on all of it.
-
-    A sub-SVM sees a subset and the labels -1/+1; left to itself it would compute ``"balanced"``
-    class weights from its subset's counts and ``gamma="scale"`` from its subset's variance, so
-    each stage would solve a different problem than the SVC on the whole set. Both are resolved
-    once here: ``class_weight`` by :func:`svmrepro.algorithms.weights.with_class_weight` (keys
-    the user's labels), ``gamma`` as :class:`sklearn.svm.SVC` resolves it on ``X``.
-    """
-    model = with_class_weight(SVC() if estimator is None else estimator, classes, y)
-    gamma = model.get_params(deep=False).get("gamma")
-    if isinstance(gamma, str):
-        model.set_params(gamma=resolve_gamma(gamma, X))
-    return model
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from svmrepro.algorithms.kernel_expansion import decision_values
 from svmrepro.algorithms.parallel import fit_each, map_each
-from svmrepro.algorithms.weights import positive_rows, subset_weights, with_class_weight
+from svmrepro.algorithms.sub_svms import positive_rows, sub_svm, subset_weights
 from svmrepro.metrics import final_estimator, support_counts
 
 log = logging.getLogger(__name__)  # progress of long fits, one line per stage
@@ -222,7 +222,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
 
         start = time.perf_counter()
         self.estimators_, times = fit_each(
-            self._for_signed_labels(self.estimator, y),
+            self._sub_svm(self.estimator, X, y),
             [(X[s], y[s]) for s in self.subsets_],
             n_jobs=self.n_jobs,
             sample_weights=subset_weights(sample_weight, self.subsets_),
@@ -250,15 +250,15 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
             diagnostics["first_stage_threshold_shifts"] = self.first_stage_shifts_.tolist()
         return X, y, sample_weight, fit_idx, diagnostics
 
-    def _for_signed_labels(self, estimator, y: np.ndarray):
-        """A clone of ``estimator`` (None: ``SVC()``) to fit on labels -1/+1.
+    def _sub_svm(self, estimator, X, y: np.ndarray):
+        """A clone of ``estimator`` (None: ``SVC()``) to fit on labels -1/+1 (``y``, all rows of ``X``).
 
-        Its ``class_weight`` ("balanced" or a dict keyed by the user's labels) becomes the explicit
-        ``{-1: w, +1: w}`` that the whole training set ``y`` (in {-1, +1}) and ``classes_`` give,
-        so every sub-SVM weighs the classes as one SVC on the whole set would.
+        What SVC derives from its training set, ``class_weight`` ("balanced" or a dict keyed by the
+        user's labels) and ``gamma="scale"``, is fixed on the whole training set
+        (:func:`~svmrepro.algorithms.sub_svms.sub_svm`), so every SVM of both stages uses the kernel
+        and class weights of one SVC on all the rows.
         """
-        estimator = SVC() if estimator is None else estimator
-        return with_class_weight(estimator, self.classes_, self.classes_[(y > 0).astype(int)])
+        return sub_svm(estimator, X, self.classes_, self.classes_[(y > 0).astype(int)])
 
     def _validate_params(self):
         """The constraints table, and the options that need a validation split (so a config fails early)."""
@@ -503,7 +503,7 @@ class CrossTrainingSVC(FirstStageSVC):
         X_val, y_val = X[val_idx], y[val_idx]
         best, times, val_errors = None, [], []
         for params in grid:
-            model = self._for_signed_labels(clone(base).set_params(**params), y)
+            model = self._sub_svm(clone(base).set_params(**params), X, y)
             (model,), (seconds,) = fit_each(model, [(X[idx], y[idx])], n_jobs=1, sample_weights=weights)
             decision = decision_values(model, X_val) if len(y_val) else np.zeros(0)
             shift = best_threshold_shift(decision, y_val, val_weight) if self.threshold != "svm" else 0.0

@@ -33,7 +33,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from svmrepro.algorithms.kernel_expansion import decision_values, supports_expansion
 from svmrepro.algorithms.parallel import fit_each
-from svmrepro.algorithms.weights import positive_rows, subset_weights
+from svmrepro.algorithms.sub_svms import positive_rows, subset_weights
 from svmrepro.metrics import support_counts
 
 

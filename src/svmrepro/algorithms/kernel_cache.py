@@ -9,6 +9,7 @@ and kernel evaluations (one per entry computed), which :class:`DecompositionSVR`
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 from sklearn.utils.extmath import row_norms
 
 from svmrepro.algorithms.kernel_expansion import kernel_block
@@ -19,8 +20,8 @@ KERNELS = ("linear", "rbf")
 def resolve_gamma(gamma, X: np.ndarray) -> float:
     """``gamma`` as a number; ``"scale"`` and ``"auto"`` as in :class:`sklearn.svm.SVR`."""
     if gamma == "scale":
-        variance = X.var()
-        return 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+        variance = X.multiply(X).mean() - X.mean() ** 2 if sparse.issparse(X) else X.var()
+        return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
     if gamma == "auto":
         return 1.0 / X.shape[1]
     return float(gamma)

@@ -143,3 +143,20 @@ def decision_values(model, X, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> np.n
         coef0=float(params.get("coef0", 0.0)),
         block_bytes=block_bytes,
     )
+
+
+def predict(model, X) -> np.ndarray:
+    """``model.predict(X)`` with the decision values of :func:`decision_values`.
+
+    A binary classifier predicts ``classes_[1]`` where the decision value is positive, a regressor
+    the value itself; any other model (a pipeline, a multi-class or non-LIBSVM model) predicts by
+    its own ``predict``. The runner scores every run through this, so plain LIBSVM baselines and
+    svmrepro's estimators are evaluated by the same kernel expansions.
+    """
+    unwrapped = model
+    while hasattr(unwrapped, "best_estimator_"):
+        unwrapped = unwrapped.best_estimator_
+    if not supports_expansion(unwrapped):
+        return model.predict(X)
+    values = decision_values(unwrapped, X)
+    return unwrapped.classes_[(values > 0).astype(int)] if hasattr(unwrapped, "classes_") else values

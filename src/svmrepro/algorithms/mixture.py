@@ -26,8 +26,7 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.svm import SVC
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -36,7 +35,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from svmrepro.algorithms import gater as gnet
 from svmrepro.algorithms.kernel_expansion import decision_values
 from svmrepro.algorithms.parallel import fit_each, map_each
-from svmrepro.algorithms.weights import subset_weights, with_class_weight
+from svmrepro.algorithms.sub_svms import sub_svm, subset_weights
 from svmrepro.metrics import support_counts
 
 log = logging.getLogger(__name__)  # progress of long fits, one line per outer iteration
@@ -157,7 +156,7 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
     Two classes only (eq. 6 has one output in (-1, 1)). ``classes_[0]`` is -1 and ``classes_[1]``
     +1 for the experts and the gater; a ``class_weight`` of ``estimator`` (a dict keyed by the
     labels of ``y``, or "balanced" counted over the whole training set) is resolved once by
-    :func:`svmrepro.algorithms.weights.with_class_weight` before the experts are cloned.
+    :func:`svmrepro.algorithms.sub_svms.sub_svm` before the experts are cloned.
 
     Attributes
     ----------
@@ -241,7 +240,7 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
             )
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
-        estimator = with_class_weight(SVC() if self.estimator is None else self.estimator, self.classes_, y)
+        estimator = sub_svm(self.estimator, X, self.classes_, y)
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         rng = check_random_state(self.random_state)
         gen = np.random.default_rng(rng.randint(2**32 - 1))

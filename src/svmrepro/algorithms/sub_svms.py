@@ -1,17 +1,22 @@
-"""``class_weight`` and ``sample_weight`` of a meta-estimator, handed to its sub-SVMs as SVC means them.
+"""What the sub-SVMs of a meta-estimator inherit from the whole training set.
 
 The sub-SVMs of cross-training, the cascades, the bagged first stage and the mixture see the labels
--1/+1, and each sees only part of the training set. So a ``class_weight`` of the user's estimator is
-resolved once, on the whole training set and the user's labels (``"balanced"`` from all ``n``
-counts, a dict by the user's class names), and passed down as the explicit dict ``{-1: w, +1: w}``;
-a ``sample_weight`` is cut to the rows each sub-SVM trains on.
+-1/+1, and each sees only part of the training set. Left to itself each would derive its own
+settings from its part, and solve another problem than one SVC on all the rows. So what SVC derives
+from its training set is resolved once, on the whole set (:func:`sub_svm`): ``class_weight``
+(``"balanced"`` from all ``n`` counts, a dict by the user's class names) becomes the explicit dict
+``{-1: w, +1: w}``, ``gamma="scale"`` / ``"auto"`` a number; a ``sample_weight`` is cut to the rows
+each sub-SVM trains on (:func:`subset_weights`, :func:`positive_rows`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.svm import SVC
 from sklearn.utils.class_weight import compute_class_weight
+
+from svmrepro.algorithms.kernel_cache import resolve_gamma
 
 
 def signed_class_weight(class_weight, classes: np.ndarray, y) -> dict | None:
@@ -39,6 +44,20 @@ def with_class_weight(estimator, classes: np.ndarray, y):
         if (name == "class_weight" or name.endswith("__class_weight")) and value is not None
     }
     return model.set_params(**resolved) if resolved else model
+
+
+def sub_svm(estimator, X, classes: np.ndarray, y):
+    """The estimator every sub-SVM clones (None: ``SVC()``), its settings fixed on all of ``X``.
+
+    ``class_weight`` as :func:`with_class_weight` resolves it (``y`` in the user's labels or in
+    -1/+1 ordered as ``classes``); ``gamma="scale"`` / ``"auto"`` as :class:`sklearn.svm.SVC`
+    resolves them on ``X``.
+    """
+    model = with_class_weight(SVC() if estimator is None else estimator, classes, y)
+    gamma = model.get_params(deep=False).get("gamma")
+    if isinstance(gamma, str):
+        model.set_params(gamma=resolve_gamma(gamma, X))
+    return model
 
 
 def subset_weights(sample_weight: np.ndarray | None, subsets) -> list[np.ndarray | None]:

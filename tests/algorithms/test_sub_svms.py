@@ -1,10 +1,10 @@
-"""class_weight resolved once on the whole training set, by the user's labels (svmrepro.algorithms.weights)."""
+"""class_weight resolved once on the whole training set, by the user's labels (svmrepro.algorithms.sub_svms)."""
 
 import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from svmrepro.algorithms.weights import positive_rows, signed_class_weight, subset_weights, with_class_weight
+from svmrepro.algorithms.sub_svms import positive_rows, signed_class_weight, sub_svm, subset_weights, with_class_weight
 
 LABELS = np.array(["a"] * 30 + ["b"] * 10)
 
@@ -52,3 +52,32 @@ def test_positive_rows_leave_out_zero_weights():
     rows = np.array([3, 4, 5])
     np.testing.assert_array_equal(positive_rows(rows, np.array([1.0, 1, 1, 0, 2, 0])), [4])
     assert positive_rows(rows, None) is rows
+
+
+@pytest.mark.parametrize("gamma", ["scale", "auto"])
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_sub_svm_fixes_gamma_on_the_whole_set_as_svc_does(gamma, as_sparse):
+    from scipy import sparse
+
+    X = np.random.default_rng(0).normal(size=(40, 3)) * [1.0, 5.0, 0.1]
+    X = sparse.csr_matrix(X) if as_sparse else X
+    model = sub_svm(SVC(gamma=gamma, class_weight="balanced"), X, np.array(["a", "b"]), LABELS)
+    assert model.gamma == pytest.approx(SVC(gamma=gamma).fit(X, LABELS)._gamma)
+    assert model.class_weight == {-1: pytest.approx(40 / 60), 1: pytest.approx(2.0)}
+    assert sub_svm(None, X, np.array(["a", "b"]), LABELS).get_params()["C"] == 1.0
+
+
+def test_cross_training_and_the_mixture_give_every_sub_svm_the_whole_sets_gamma():
+    from sklearn.datasets import make_classification
+
+    from svmrepro.algorithms.cross_training import CrossTrainingSVC
+    from svmrepro.algorithms.mixture import GatedSVMMixture
+
+    X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    X[:100] *= 10.0  # the parts' variances differ from the whole set's
+    whole = SVC().fit(X, y)._gamma
+    ct = CrossTrainingSVC(SVC(), n_subsets=3, random_state=0).fit(X, y)
+    assert [m.gamma for m in [*ct.estimators_, ct.final_estimator_]] == pytest.approx([whole] * 4)
+    mixture = GatedSVMMixture(SVC(), n_experts=2, n_iter=1, random_state=0).fit(X, y)
+    gammas = [e.gamma for e in mixture.experts_ if hasattr(e, "gamma")]
+    assert gammas and gammas == pytest.approx([whole] * len(gammas))
