@@ -90,3 +90,15 @@ def test_predict_equals_the_models_own_for_classifiers_regressors_and_others():
     np.testing.assert_allclose(predict(svr, Xr), svr.predict(Xr), rtol=1e-9)
     pipe = make_pipeline(StandardScaler(), SVC()).fit(X, y)
     np.testing.assert_array_equal(predict(pipe, X_NEW), pipe.predict(X_NEW))
+
+
+def test_threads_share_the_blocks_without_changing_a_value():
+    model = SVC().fit(X, y)
+    n_sv = len(model.support_)
+    rows = np.random.default_rng(2).normal(size=(1000, 8))
+    values = [
+        kernel_expansion(rows, model.support_vectors_, model.dual_coef_[0], model.intercept_[0], gamma=model._gamma,
+                         block_bytes=8 * n_sv * 7, n_threads=threads)
+        for threads in (1, 3)
+    ]
+    np.testing.assert_array_equal(values[0], values[1])

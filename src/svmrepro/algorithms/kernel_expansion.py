@@ -3,7 +3,10 @@
 LIBSVM's ``decision_function`` (and so scikit-learn's SVC and SVR) evaluates one test row at a time
 against every support vector, on one core. The same values come out of one BLAS matrix product per
 block of test rows: ``K(X_block, SV) @ a``, with the kernel applied elementwise to
-``X_block @ SV.T``. Memory is bounded by the block: ``block_rows x n_sv`` float64 values at once.
+``X_block @ SV.T``. Blocks are small enough to stay in the processor's cache between the product,
+the kernel and the sum, and are spread over as many threads as BLAS may use (each block's BLAS on
+one thread: numpy releases the GIL in both), so the elementwise kernel runs on every core too.
+Memory is bounded by ``threads x block_rows x n_sv`` float64 values at once.
 
 Every svmrepro estimator's ``decision_function`` / ``predict`` and the algorithms' inner evaluations
 (cross-training's margins, the mixture's expert outputs, the bagged vote, the cascade's final SVM)
@@ -12,17 +15,27 @@ go through :func:`decision_values`.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
 
 import numpy as np
 from scipy import sparse
 from sklearn.utils.extmath import row_norms, safe_sparse_dot
+from threadpoolctl import ThreadpoolController
 
 #: kernels computed here; anything else (``precomputed``, a callable) falls back to the model's own
 KERNELS = ("linear", "poly", "rbf", "sigmoid")
 
-#: default bound on one block of kernel values, in bytes (the block is ``rows x n_sv`` float64)
-DEFAULT_BLOCK_BYTES = 64 * 2**20
+#: default bound on one block of kernel values, in bytes (the block is ``rows x n_sv`` float64):
+#: a few blocks at once fit a processor's last-level cache
+DEFAULT_BLOCK_BYTES = 4 * 2**20
+
+_BLAS = ThreadpoolController().select(user_api="blas")
+
+
+def blas_threads() -> int:
+    """Threads BLAS may use now (the largest pool; 1 inside a worker whose BLAS is limited)."""
+    return max([pool.num_threads for pool in _BLAS.lib_controllers] or [1])
 
 
 def _dense_rows(X) -> np.ndarray:
@@ -44,11 +57,12 @@ def kernel_block(X, SV, *, kernel: str, gamma: float, degree: int, coef0: float,
         return np.tanh(gamma * dots + coef0)
     if sv_sq_norms is None:
         sv_sq_norms = row_norms(SV, squared=True)
-    dots *= -2.0
-    dots += row_norms(X, squared=True)[:, None]
-    dots += sv_sq_norms[None, :]
-    np.maximum(dots, 0.0, out=dots)  # rounding can make |x - s|^2 of a support vector itself negative
-    dots *= -gamma
+    # -gamma |x - s|^2 = 2 gamma <x, s> - gamma |x|^2 - gamma |s|^2, at most 0 (rounding can make
+    # it positive for a support vector itself)
+    dots *= 2.0 * gamma
+    dots -= gamma * row_norms(X, squared=True)[:, None]
+    dots -= gamma * sv_sq_norms[None, :]
+    np.minimum(dots, 0.0, out=dots)
     return np.exp(dots, out=dots)
 
 
@@ -68,11 +82,14 @@ def kernel_expansion(
     degree: int = 3,
     coef0: float = 0.0,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
+    n_threads: int | None = None,
 ) -> np.ndarray:
     """``K(X, SV) @ coef.T + intercept`` block by block.
 
     ``coef`` is ``(n_sv,)`` or ``(n_outputs, n_sv)``; the result is ``(n_rows,)`` or
-    ``(n_rows, n_outputs)``. ``X`` and ``support_vectors`` may be dense or scipy sparse.
+    ``(n_rows, n_outputs)``. ``X`` and ``support_vectors`` may be dense or scipy sparse. Blocks
+    go to ``n_threads`` threads (None: as many as BLAS may use now), each block's BLAS on one;
+    the values do not depend on it.
     """
     if kernel not in KERNELS:
         raise ValueError(f"kernel={kernel!r} is not one of {', '.join(KERNELS)}")
@@ -86,10 +103,20 @@ def kernel_expansion(
     out = np.empty((n, coef.shape[0]), dtype=np.float64)
     sv_sq = row_norms(SV, squared=True) if kernel == "rbf" else None
     step = block_rows(SV.shape[0], block_bytes)
-    for start in range(0, n, step):
+
+    def expand(start: int) -> None:
         stop = min(start + step, n)
         K = kernel_block(X[start:stop], SV, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, sv_sq_norms=sv_sq)
         out[start:stop] = K @ coef.T
+
+    starts = range(0, n, step)
+    threads = min(len(starts), blas_threads() if n_threads is None else n_threads)
+    if threads <= 1:
+        for start in starts:
+            expand(start)
+    else:
+        with _BLAS.limit(limits=1), ThreadPoolExecutor(threads) as pool:
+            list(pool.map(expand, starts))
     out += np.asarray(intercept, dtype=np.float64)
     return out[:, 0] if flat else out
 
