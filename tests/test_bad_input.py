@@ -5,12 +5,15 @@ Covered elsewhere: bad config values and unknown group options at composition
 set (tests/data/), a report metric no run logged (tests/test_report.py).
 """
 
+import os
+import re
 import socket
 import string
 import subprocess
 import sys
 import time
 from numbers import Integral
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +25,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, make_constrain
 
 from svmrepro.build import build
 from svmrepro.compose import CONF_DIR, compose_config
+from svmrepro.data import files
 from svmrepro.data.files import OFFLINE_ENV, PROJECT_ROOT
 from svmrepro.errors import ConfigError, DataError
 from svmrepro.runner import run
@@ -49,6 +53,34 @@ def test_an_unknown_name_is_refused_first_thing_and_nothing_is_logged(override, 
     assert done.returncode != 0
     assert done.lines[0] == f"In 'config': Could not find '{missing}'"  # Hydra's, listing the valid names after
     assert "Traceback" not in done.stderr
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+# --- sizes and seeds: refused with one line before anything is drawn or stored -------------------
+
+
+@pytest.mark.parametrize(
+    ("override", "line"),
+    [
+        ("dataset.n_train=2.5", r"dataset\.n_train=2\.5 is invalid: expected an integer"),
+        ("dataset.n_train=abc", r"dataset\.n_train='abc' is invalid: expected an integer"),
+        ("dataset.std=abc", r"dataset\.std='abc' is invalid: expected a number"),
+        ("seed=-1", r"seed=-1 is invalid: expected an integer in \[0, 4294967295\]"),
+        # a generated data set larger than memory: refused, not allocated (which ended out of memory)
+        ("dataset.n_train=10000000000",
+         r"dataset\.n_train=10000000000 is invalid: expected at most \d+ with n_test=10000: "
+         r"gaussian_clouds fits \d+ rows of 11 values in half of this machine's [\d.]+ GiB of memory"),
+        # a file's data set: its row count
+        ("dataset=covtype dataset.n_train=600000",
+         r"dataset\.n_train=600000 is invalid: expected at most 521012 with n_val=10000, n_test=50000: "
+         r"covtype problem 2_vs_rest has 581012 rows"),
+    ],
+    ids=["n_train=2.5", "n_train=abc", "std=abc", "seed=-1", "n_train>memory", "n_train>covtype"],
+)
+def test_a_bad_size_or_seed_is_one_line_naming_key_value_and_what_is_allowed(override, line, tmp_path):
+    done = _cli(*override.split(), f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path}")
+    assert done.returncode == 2
+    assert len(done.lines) == 1 and re.fullmatch(f"svmrepro-run: error: {line}", done.lines[0]), done.stderr
     assert not (tmp_path / "mlflow.db").exists()
 
 
@@ -112,6 +144,66 @@ def test_a_run_whose_data_file_is_missing_or_truncated_logs_nothing(tmp_path, mo
     assert "\n" not in str(missing.value) + str(truncated.value)
     client = MlflowClient(store_uri)
     assert not client.search_runs([client.get_experiment_by_name("test/bad_input").experiment_id])
+
+
+@pytest.fixture
+def banana_home(tmp_path, monkeypatch):
+    """An offline data home with an empty shared/data: raetsch/banana.mat is what the test puts there."""
+    monkeypatch.setenv("SVMREPRO_DATA", str(tmp_path / "home"))
+    monkeypatch.setenv("SVMREPRO_SHARED_DATA", str(tmp_path / "shared"))
+    monkeypatch.setenv(OFFLINE_ENV, "1")
+    (tmp_path / "shared").mkdir()
+    folder = tmp_path / "home" / "raetsch"
+    folder.mkdir(parents=True)
+    return folder / "banana.mat"
+
+
+def test_an_unreadable_data_file_is_one_line_naming_it_and_nothing_is_logged(banana_home, monkeypatch, store_uri):
+    banana_home.write_bytes(b"any content: it is never read")
+
+    def refusing_open(path, *args, **kwargs):  # what chmod 000 does to a user who is not root
+        if Path(path) == banana_home:
+            raise PermissionError(13, "Permission denied", str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(files, "open", refusing_open, raising=False)
+    cfg = compose_config(["dataset=banana", "algorithm=svc_linear", f"tracking.uri={store_uri}"])
+    with pytest.raises(DataError) as err:
+        run(cfg, {"experiment": "test/bad_input"})
+    assert str(err.value) == f"cannot read data file {banana_home}: Permission denied"
+    client = MlflowClient(store_uri)
+    assert not client.search_runs([client.get_experiment_by_name("test/bad_input").experiment_id])
+
+
+def _banana_cli(banana_home, *args):
+    store = f"tracking.uri=sqlite:///{banana_home.parent / 'mlflow.db'}"
+    return _cli(*args, "dataset=banana", "algorithm=svc_linear", store)
+
+
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_a_directory_in_place_of_a_data_file_is_one_line_per_job(banana_home, sweep):
+    banana_home.mkdir()  # unreadable for root too
+    sweep_args = ["-m", "seed=0,1", f"hydra.sweep.dir={banana_home.parent / 'sweep'}"] if sweep else []
+    done = _banana_cli(banana_home, *sweep_args, f"hydra.run.dir={banana_home.parent / 'out'}")
+    message = f"cannot read data file {banana_home}: Is a directory"
+    assert "Traceback" not in done.stderr + done.stdout
+    if sweep:  # the failure summary: one line per job
+        failures = [line for line in done.lines if line.startswith("  #")]
+        assert done.returncode == 1 and len(failures) == 2
+        assert all(message in line for line in failures)
+    else:  # before it, only MLflow's lines about creating the new store
+        assert done.returncode == 2 and done.lines[-1] == f"svmrepro-run: error: {message}"
+        assert sum(str(banana_home) in line for line in done.lines) == 1
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads a chmod 000 file")
+def test_a_data_file_without_read_permission_is_one_line(banana_home):
+    banana_home.write_bytes(b"unreadable")
+    banana_home.chmod(0)
+    done = _banana_cli(banana_home, f"hydra.run.dir={banana_home.parent / 'out'}")
+    assert done.returncode == 2
+    assert done.lines[-1] == f"svmrepro-run: error: cannot read data file {banana_home}: Permission denied"
+    assert sum(str(banana_home) in line for line in done.lines) == 1
 
 
 # --- every algorithm parameter out of its range ----------------------------------------------

@@ -10,14 +10,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from hydra.errors import InstantiationException
-from hydra.utils import instantiate
-from omegaconf import DictConfig
+from hydra.utils import get_class, instantiate
+from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import InvalidParameterError
 
 from svmrepro.data.base import DatasetSource
 from svmrepro.errors import ConfigError, SvmReproError
+
+#: seeds every consumer takes: numpy's generators and scikit-learn's ``random_state``
+SEED_RANGE = (0, 2**32 - 1)
 
 
 @dataclass
@@ -61,7 +64,21 @@ def _check_grid(estimator, param_grid) -> None:
         check_estimator_params(candidate, "selection.param_grid")
 
 
+def _check_dataset_types(node: DictConfig) -> None:
+    """The dataset's values against its fields' types, before its constructor compares them."""
+    try:
+        cls = get_class(node.get("_target_"))
+    except (ImportError, ValueError, TypeError):  # an unknown target: instantiating it says so
+        return
+    if issubclass(cls, DatasetSource):
+        cls.check_types(OmegaConf.to_container(node, resolve=True))
+
+
 def build(cfg: DictConfig) -> RunParts:
+    low, high = SEED_RANGE
+    if not low <= cfg.seed <= high:  # an integer: the run_settings schema saw to that
+        raise ConfigError(f"seed={cfg.seed} is invalid: expected an integer in [{low}, {high}]")
+    _check_dataset_types(cfg.dataset)
     source = _instantiate(cfg.dataset, "dataset")
     if not isinstance(source, DatasetSource):
         raise ConfigError(f"dataset: {type(source).__name__} is not a svmrepro DatasetSource")

@@ -1,10 +1,12 @@
 import gzip
 import hashlib
+import logging
 
 import numpy as np
 import pytest
 
 from svmrepro.data import covtype
+from svmrepro.data.base import array_sha256
 from svmrepro.data.covtype import CLASS_COUNTS, CovType, load_table
 from svmrepro.data.files import RemoteFile, data_home, sha256_of, shared_data_dir
 from svmrepro.errors import ConfigError, DataError
@@ -26,6 +28,12 @@ def covtype_text(n_per_class=12, seed=0):
     return table, "".join(",".join(map(str, row)) + "\n" for row in table).encode()
 
 
+def pin(monkeypatch, table, text):
+    """Patch the checksums of the decompressed text and of the parsed table to the fixture's."""
+    monkeypatch.setattr(covtype, "CONTENT_SHA256", hashlib.sha256(text).hexdigest())
+    monkeypatch.setattr(covtype, "TABLE_SHA256", array_sha256({"table": table}))
+
+
 @pytest.fixture
 def fixture_gz(isolated, monkeypatch):
     """The small table as covtype.data.gz in the data home, with checksums patched to match it."""
@@ -34,7 +42,7 @@ def fixture_gz(isolated, monkeypatch):
     path.parent.mkdir(parents=True)
     path.write_bytes(gzip.compress(text))
     monkeypatch.setattr(covtype, "CANONICAL", RemoteFile("covtype.data.gz", covtype.URL, sha256_of(path), "covtype"))
-    monkeypatch.setattr(covtype, "CONTENT_SHA256", hashlib.sha256(text).hexdigest())
+    pin(monkeypatch, table, text)
     return table
 
 
@@ -60,7 +68,7 @@ def test_parses_the_upstream_format_and_caches_it(fixture_gz):
 
 def test_rebuilds_from_the_shared_parts_when_the_gz_is_absent(isolated, monkeypatch):
     table, text = covtype_text()
-    monkeypatch.setattr(covtype, "CONTENT_SHA256", hashlib.sha256(text).hexdigest())
+    pin(monkeypatch, table, text)
     parts = write_parts(isolated / "shared", text, monkeypatch)
     assert covtype.source_files() == parts
     np.testing.assert_array_equal(load_table(), table)
@@ -115,6 +123,67 @@ def test_a_failed_cache_write_leaves_nothing(fixture_gz, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         load_table()
     assert list((data_home() / "covtype").iterdir()) == [data_home() / "covtype" / "covtype.data.gz"]
+
+
+def tamper(cache):
+    """Edit the cached table in place, as a user or a bad disk might: every row changes."""
+    table = np.load(cache)
+    table[:, 0] += 1
+    np.save(cache, table)
+
+
+def the_cache():
+    (cache,) = (data_home() / "covtype").glob("covtype-*.npy")
+    return cache
+
+
+def test_an_edited_cache_is_rebuilt_from_the_verified_source_with_one_warning(fixture_gz, caplog, monkeypatch):
+    load_table()
+    cache = the_cache()
+    tamper(cache)
+    with caplog.at_level(logging.WARNING, logger=covtype.__name__):
+        np.testing.assert_array_equal(load_table(), fixture_gz)
+    (warning,) = [record.getMessage() for record in caplog.records]
+    assert str(cache) in warning and covtype.TABLE_SHA256 in warning and "\n" not in warning
+    caplog.clear()
+    monkeypatch.setattr(covtype, "parse", lambda files: pytest.fail("the rebuilt cache should have been used"))
+    with caplog.at_level(logging.WARNING, logger=covtype.__name__):
+        np.testing.assert_array_equal(load_table(), fixture_gz)
+    assert not caplog.records
+
+
+@pytest.mark.parametrize("content", [b"", b"\x93NUMPY garbage", b"not an npy file at all"])
+def test_a_truncated_or_foreign_cache_is_rebuilt(fixture_gz, content):
+    load_table()
+    the_cache().write_bytes(content)
+    np.testing.assert_array_equal(load_table(), fixture_gz)
+    np.testing.assert_array_equal(np.load(the_cache()), fixture_gz)
+
+
+def test_a_run_on_an_edited_cache_sees_the_verified_data(fixture_gz):
+    source = CovType(problem="2_vs_rest", n_train=28, n_val=0, n_test=21, scale="none")
+    honest = source.load(seed=1)
+    tamper(the_cache())
+    again = source.load(seed=1)
+    np.testing.assert_array_equal(again.X_train, honest.X_train)
+    np.testing.assert_array_equal(again.X_test, honest.X_test)
+    assert again.fingerprint == honest.fingerprint
+
+
+def test_an_edited_cache_without_its_source_fails_naming_the_source(fixture_gz):
+    load_table()
+    tamper(the_cache())
+    (data_home() / "covtype" / "covtype.data.gz").unlink()
+    with pytest.raises(DataError, match="data file covtype.data.gz is not available") as err:
+        load_table()
+    assert "\n" not in str(err.value)
+
+
+def test_a_parse_that_is_not_the_pinned_table_is_refused_and_not_cached(fixture_gz, monkeypatch):
+    monkeypatch.setattr(covtype, "TABLE_SHA256", "0" * 64)
+    with pytest.raises(DataError, match="covtype table parsed from covtype.data.gz: expected sha256 0{64}, got "):
+        load_table()
+    assert not list((data_home() / "covtype").glob("covtype-*.npy"))
 
 
 def test_splits_are_disjoint_stratified_and_seeded(fixture_gz):

@@ -121,9 +121,11 @@ class Adult(DatasetSource):
 
     def __post_init__(self):
         ok = isinstance(self.n_train, int) and 2 <= self.n_train <= N_TRAIN_ROWS
-        check_param("dataset", "n_train", self.n_train, ok, f"an integer in [2, {N_TRAIN_ROWS}]")
+        allowed = f"an integer in [2, {N_TRAIN_ROWS}] (adult.data has {N_TRAIN_ROWS} rows)"
+        check_param("dataset", "n_train", self.n_train, ok, allowed)
         ok = isinstance(self.n_test, int) and 1 <= self.n_test <= N_TEST_ROWS
-        check_param("dataset", "n_test", self.n_test, ok, f"an integer in [1, {N_TEST_ROWS}]")
+        allowed = f"an integer in [1, {N_TEST_ROWS}] (adult.test has {N_TEST_ROWS} rows)"
+        check_param("dataset", "n_test", self.n_test, ok, allowed)
 
     def remote_files(self) -> list[RemoteFile]:
         return [TRAIN, TEST]
@@ -140,5 +142,5 @@ class Adult(DatasetSource):
         rows = stratified_subsample(y_train, self.n_train, rng_for(seed, "adult/train"))
         return Dataset(
             self.name, encode(train.iloc[rows], edges), y_train[rows],
-            encode(test.iloc[: self.n_test], edges), y_test[: self.n_test], fingerprint=self.fingerprint(),
+            encode(test.iloc[: self.n_test], edges), y_test[: self.n_test], source_fingerprint=self.fingerprint(),
         )

@@ -4,7 +4,9 @@ A data set is configured by a small dataclass (one per module, one YAML per clas
 ``conf/dataset/``): constructing it only stores and checks parameters, so a bad value fails
 before anything is read or generated. ``load(seed)`` then returns a :class:`Dataset` with
 deterministic splits, and ``fingerprint()`` identifies the data without loading it: it hashes
-the class, its parameters and the checksums of its source files (which ``load`` verifies).
+the class, its parameters and the checksums of its source files (which ``load`` verifies). A
+loaded :class:`Dataset`'s own ``fingerprint`` adds the bytes of every array the estimator sees,
+so two realisations that differ in any value never share one.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import typing
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -22,6 +28,15 @@ from svmrepro.errors import ConfigError
 
 CLASSIFICATION = "classification"
 REGRESSION = "regression"
+
+
+def array_sha256(arrays: Mapping[str, np.ndarray], prefix: str = "") -> str:
+    """sha256 over ``prefix`` and each array's name, dtype, shape and bytes (in C order)."""
+    digest = hashlib.sha256(prefix.encode())
+    for name, array in arrays.items():
+        digest.update(f"/{name}:{array.dtype.str}:{array.shape}/".encode())
+        digest.update(np.ascontiguousarray(array).data)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,7 +53,8 @@ class Dataset:
     y_train: np.ndarray
     X_test: np.ndarray
     y_test: np.ndarray
-    fingerprint: str
+    #: :meth:`DatasetSource.fingerprint` of the source that drew these arrays
+    source_fingerprint: str
     task: str = CLASSIFICATION
     X_val: np.ndarray | None = None
     y_val: np.ndarray | None = None
@@ -55,12 +71,22 @@ class Dataset:
     def n_test(self) -> int:
         return int(self.X_test.shape[0])
 
+    @cached_property
+    def fingerprint(self) -> str:
+        """sha256 over the source's fingerprint, the task and every array the estimator sees."""
+        arrays = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return array_sha256(
+            {name: value for name, value in arrays.items() if isinstance(value, np.ndarray)},
+            f"{self.source_fingerprint}/{self.task}",
+        )
+
 
 class DatasetSource(ABC):
     """A configured data set. Subclasses are frozen dataclasses whose fields are the config.
 
     Subclasses implement :meth:`load` and, when they read files, :meth:`source_checksums`.
-    They validate their fields in ``__post_init__`` with :func:`check_param`.
+    They validate their fields in ``__post_init__`` with :func:`check_param` (and their sizes with
+    :func:`check_rows`), trusting the types :meth:`check_types` checked in a config beforehand.
     """
 
     #: the ``conf/dataset/<name>.yaml`` option and the MLflow ``dataset`` tag
@@ -78,6 +104,17 @@ class DatasetSource(ABC):
     def params(self) -> dict:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    @classmethod
+    def check_types(cls, config: Mapping, owner: str = "dataset") -> None:
+        """Refuse a config value whose type is not its field's annotation (``n_train=2.5``,
+        ``std=abc``) in one line, before the constructor compares it with anything."""
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if f.name in config:
+                allowed = _allowed(hints[f.name])
+                if allowed is not None and not allowed[0](config[f.name]):
+                    check_param(owner, f.name, config[f.name], False, allowed[1])
+
     def fingerprint(self) -> str:
         """sha256 over the class, its parameters and its source files' checksums."""
         payload = {
@@ -93,6 +130,65 @@ def check_param(owner: str, name: str, value, ok: bool, allowed: str) -> None:
     """Raise a one-line :class:`ConfigError` naming ``owner.name``, the value and what is allowed."""
     if not ok:
         raise ConfigError(f"{owner}.{name}={value!r} is invalid: expected {allowed}")
+
+
+#: (test, wording) per annotated type; an int is a valid float, a bool is neither
+_TYPES = {
+    int: (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    float: (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    bool: (lambda v: isinstance(v, bool), "true or false"),
+    str: (lambda v: isinstance(v, str), "a string"),
+}
+
+
+def _allowed(hint) -> tuple | None:
+    """(test, wording) of a field annotation: a plain type of ``_TYPES`` or one of them or None."""
+    if hint in _TYPES:
+        return _TYPES[hint]
+    args = typing.get_args(hint)
+    rest = [a for a in args if a is not type(None)]
+    if len(args) == 2 and len(rest) == 1 and rest[0] in _TYPES:
+        test, wording = _TYPES[rest[0]]
+        return (lambda v: v is None or test(v)), f"{wording} or null"
+    return None
+
+
+def check_rows(sizes: Mapping[str, int], available: int, why: str) -> None:
+    """Refuse split sizes (config key -> rows) adding up to more than ``available`` rows in one
+    line naming the largest key, its room and ``why`` (the data set and its count), before any data
+    is read or drawn."""
+    total = sum(sizes.values())
+    if total > available:
+        key = max(sizes, key=sizes.get)
+        room = max(available - (total - sizes[key]), 0)
+        others = ", ".join(f"{k}={v}" for k, v in sizes.items() if k != key)
+        beside = f" with {others}" if others else ""
+        raise ConfigError(f"dataset.{key}={sizes[key]} is invalid: expected at most {room}{beside}: {why}")
+
+
+def physical_memory() -> int | None:
+    """Bytes of memory of this machine; None where ``sysconf`` cannot tell (Windows)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(dataset: str, sizes: Mapping[str, int], values_per_row: int, rows_per_unit: int = 1) -> None:
+    """:func:`check_rows` of a generated data set: its float64 rows of ``values_per_row`` values
+    (label included) must fit in half of this machine's memory, since its draws need about twice
+    the arrays; beyond that it would die allocating them. ``rows_per_unit``: rows per unit of the
+    size keys (2 for sizes per class of two classes)."""
+    memory = physical_memory()
+    if memory is None:
+        return
+    available = memory // 2 // (8 * values_per_row * rows_per_unit)
+    unit = " per class" if rows_per_unit > 1 else ""
+    check_rows(
+        sizes, available,
+        f"{dataset} fits {available} rows{unit} of {values_per_row} values in half of this machine's "
+        f"{memory / 2**30:.1f} GiB of memory",
+    )
 
 
 def rng_for(seed: int, stream: str) -> np.random.Generator:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmrepro.data.base import Dataset, DatasetSource, check_param, rng_for
+from svmrepro.data.base import Dataset, DatasetSource, check_memory, check_param, rng_for
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class Checkerboard(DatasetSource):
             check_param(owner, field, value, value >= 1, "an integer >= 1")
         check_param(owner, "side", self.side, self.side > 0, "a positive float")
         check_param(owner, "test_seed", self.test_seed, self.test_seed >= 0, "an integer >= 0")
+        sizes = {"n_train_per_class": self.n_train_per_class, "n_test_per_class": self.n_test_per_class}
+        check_memory(self.name, sizes, 3, rows_per_unit=2)
 
     def _draw(self, n_per_class: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         y = rng.permutation(np.repeat([-1, 1], n_per_class))
@@ -50,4 +52,4 @@ class Checkerboard(DatasetSource):
     def load(self, seed: int) -> Dataset:
         X_train, y_train = self._draw(self.n_train_per_class, rng_for(seed, "checkerboard/train"))
         X_test, y_test = self._draw(self.n_test_per_class, rng_for(self.test_seed, "checkerboard/test"))
-        return Dataset(self.name, X_train, y_train, X_test, y_test, fingerprint=self.fingerprint())
+        return Dataset(self.name, X_train, y_train, X_test, y_test, source_fingerprint=self.fingerprint())

@@ -49,7 +49,7 @@ def describe(source: DatasetSource) -> tuple[str, str, str]:
         origin = urls[0] + (f" (+{len(urls) - 1} more)" if len(urls) > 1 else "")
         if not all(f.available_offline() for f in files):
             return origin, size, "no"
-        return origin, size, "yes (cache)" if all(f.cached_path().is_file() for f in files) else "yes (shared/data)"
+        return origin, size, "yes (cache)" if all(f.cached_path().exists() for f in files) else "yes (shared/data)"
     if source.source_checksums():
         return "files", size, "unknown"
     return "generated", size, "yes"
@@ -59,7 +59,7 @@ def file_locations(source: DatasetSource) -> list[str]:
     """Where the files of a fetched data set are (generated data have none)."""
     remote_files = getattr(source, "remote_files", None)
     if callable(remote_files):
-        return [str(f.cached_path() if f.cached_path().is_file() else f.shared_path()) for f in remote_files()]
+        return [str(f.cached_path() if f.cached_path().exists() else f.shared_path()) for f in remote_files()]
     return [f"{name} (under the data home or shared/data)" for name in source.source_checksums()]
 
 

@@ -17,7 +17,8 @@ Splits are stratified (:func:`stratified_subsample`), disjoint, drawn by the see
 order. The data is read from UCI's ``covtype.data.gz`` in the data home when it is there, else
 from the six gzip parts in ``shared/data/covtype``, else downloaded; every file is verified, and
 so is the decompressed text. The parsed table is cached in the data home as ``.npy``, keyed by
-the checksum of that text, so only the first load parses.
+the checksum of that text, so only the first load parses; the cache is verified against the
+table's own checksum on every load, and rebuilt when it does not match.
 """
 
 from __future__ import annotations
@@ -25,15 +26,21 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import logging
 from dataclasses import dataclass
 from math import ceil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from svmrepro.data.base import Dataset, DatasetSource, check_param, rng_for, stratified_subsample
+from svmrepro.data.base import (
+    Dataset, DatasetSource, array_sha256, check_param, check_rows, rng_for, stratified_subsample,
+)
 from svmrepro.data.files import RemoteFile, atomic_write, data_home
 from svmrepro.errors import DataError
+
+log = logging.getLogger(__name__)
 
 URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/covtype/covtype.data.gz"
 #: UCI's file; scikit-learn's fetch_covtype checks the same sha256 on its mirror of it
@@ -54,6 +61,9 @@ PARTS = tuple(
 )
 #: sha256 of the decompressed covtype.data, whichever files it came from; it keys the cache
 CONTENT_SHA256 = "0a9371cef7c964b5475d6053cc3e0894a5aa6f65ad1ed3ecb01c45aa96217945"
+#: :func:`~svmrepro.data.base.array_sha256` of the parsed table (int32, 581012 x 55): the cache
+#: must hash to it, so an edited cache is never used
+TABLE_SHA256 = "896ff361cb687b018c74460de0bbab45a6b00aecdc66029f88a5bb426d1128f7"
 #: rows of each class in covtype.data (UCI's counts)
 CLASS_COUNTS = {1: 211840, 2: 283301, 3: 35754, 4: 2747, 5: 9493, 6: 17367, 7: 20510}
 #: problem -> (classes labelled +1, classes labelled -1)
@@ -76,7 +86,7 @@ PROTOCOLS = {
 
 def source_files() -> list[RemoteFile]:
     """What a parse reads: UCI's gz when cached, else the shared parts if all are there, else the gz."""
-    if not CANONICAL.cached_path().is_file() and all(part.available_offline() for part in PARTS):
+    if not CANONICAL.cached_path().exists() and all(part.available_offline() for part in PARTS):
         return list(PARTS)
     return [CANONICAL]
 
@@ -90,15 +100,45 @@ def parse(files: list[RemoteFile]) -> np.ndarray:
         raise DataError(
             f"covtype.data decompressed from {names}: expected sha256 {CONTENT_SHA256}, got {actual}"
         )
-    return pd.read_csv(io.BytesIO(raw), header=None, dtype=np.int32, engine="c").to_numpy()
+    table = pd.read_csv(io.BytesIO(raw), header=None, dtype=np.int32, engine="c").to_numpy()
+    return np.ascontiguousarray(table)  # C order: the cache then hashes without a copy
+
+
+def cached_table(cache: Path) -> np.ndarray | None:
+    """The table in ``cache`` if it hashes to :data:`TABLE_SHA256`; else None, after one warning line."""
+    try:
+        table = np.load(cache, allow_pickle=False)
+        actual = array_sha256({"table": table})
+    except (OSError, ValueError, EOFError) as exc:  # unreadable, truncated or not an .npy
+        actual = f"unreadable ({exc})"
+    if actual == TABLE_SHA256:
+        return table
+    log.warning(
+        "covtype cache %s is not the parsed covtype.data (sha256 %s, expected %s): rebuilding it "
+        "from the verified source files", cache, actual, TABLE_SHA256,
+    )
+    return None
 
 
 def load_table() -> np.ndarray:
-    """The whole of covtype.data (label in the last column), parsed once, then from the cache."""
+    """The whole of covtype.data (label in the last column), parsed once, then from the cache.
+
+    The cache is a derived file, so it is verified like a source file: a cache that does not
+    hash to :data:`TABLE_SHA256` is rebuilt from the verified sources, and a parse that does not
+    (a parser that reads the verified text differently) is an error naming the files.
+    """
     cache = data_home() / "covtype" / f"covtype-{CONTENT_SHA256[:16]}.npy"
-    if cache.is_file():
-        return np.load(cache)
-    table = parse(source_files())
+    table = cached_table(cache) if cache.is_file() else None
+    if table is not None:
+        return table
+    files = source_files()
+    table = parse(files)
+    actual = array_sha256({"table": table})
+    if actual != TABLE_SHA256:
+        raise DataError(
+            f"covtype table parsed from {', '.join(f.name for f in files)}: expected sha256 "
+            f"{TABLE_SHA256}, got {actual}"
+        )
     with atomic_write(cache) as out:
         np.save(out, table)
     return table
@@ -139,10 +179,8 @@ class CovType(DatasetSource):
                 f"null (the problem's protocol) or an integer >= {low}",
             )
         rows = sum(CLASS_COUNTS[c] for group in PROBLEMS[self.problem] for c in group)
-        check_param(
-            owner, "n_train+n_val+n_test", self.sizes(), sum(self.sizes()) <= rows,
-            f"a total of at most the {rows} rows of problem {self.problem}",
-        )
+        sizes = dict(zip(("n_train", "n_val", "n_test"), self.sizes()))
+        check_rows(sizes, rows, f"covtype problem {self.problem} has {rows} rows")
 
     def sizes(self) -> tuple[int, int, int]:
         """(n_train, n_val, n_test), ``None`` replaced by the problem's protocol."""
@@ -171,6 +209,6 @@ class CovType(DatasetSource):
         (X_train, X_val, X_test), (y_train, y_val, y_test) = X, [y[idx] for idx in draws]
         has_val = y_val.size > 0
         return Dataset(
-            self.name, X_train, y_train, X_test, y_test, fingerprint=self.fingerprint(),
+            self.name, X_train, y_train, X_test, y_test, source_fingerprint=self.fingerprint(),
             X_val=X_val if has_val else None, y_val=y_val if has_val else None,
         )

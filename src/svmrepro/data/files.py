@@ -65,15 +65,17 @@ class RemoteFile:
         if shared is None or self.shared_name is None:
             return None
         path = shared / self.shared_name
-        return path if path.is_file() else None
+        return path if path.exists() else None
 
     def available_offline(self) -> bool:
-        return self.cached_path().is_file() or self.shared_path() is not None
+        return self.cached_path().exists() or self.shared_path() is not None
 
     def fetch(self, download: bool = True) -> Path:
-        """Path of a verified copy: cache, then shared/data, then (if allowed) a download."""
+        """Path of a verified copy: cache, then shared/data, then (if allowed) a download. Whatever
+        sits at the first of those paths is the file: one that cannot be read is an error naming
+        it, not a reason to look further."""
         for path in (self.cached_path(), self.shared_path()):
-            if path is not None and path.is_file():
+            if path is not None and path.exists():
                 verify(path, self.sha256)
                 return path
         if not download:
@@ -119,7 +121,11 @@ def atomic_write(target: Path, check: Callable[[Path], None] | None = None) -> I
 
 
 def verify(path: Path, expected: str, shown_as: str | None = None) -> None:
-    actual = sha256_of(path)
+    """Refuse a file whose sha256 is not ``expected``, or that cannot be read, in one line naming it."""
+    try:
+        actual = sha256_of(path)
+    except OSError as exc:  # unreadable (permissions, a directory, an I/O error): not a traceback per run
+        raise DataError(f"cannot read data file {shown_as or path}: {exc.strerror or exc}") from exc
     if actual != expected:
         raise DataError(
             f"checksum mismatch for {shown_as or path}: expected sha256 {expected}, got {actual}"

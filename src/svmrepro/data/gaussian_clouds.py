@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from svmrepro.data.base import Dataset, DatasetSource, check_param, rng_for
+from svmrepro.data.base import Dataset, DatasetSource, check_memory, check_param, rng_for
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class GaussianClouds(DatasetSource):
             1 <= self.n_informative <= self.n_features, f"an integer in [1, n_features={self.n_features}]",
         )
         check_param(owner, "std", self.std, self.std > 0, "a positive float")
+        check_memory(self.name, {"n_train": self.n_train, "n_test": self.n_test}, self.n_features + 1)
 
     def bayes_risk(self) -> float:
         return float(norm.cdf(-np.sqrt(self.n_informative) / self.std))
@@ -51,5 +52,5 @@ class GaussianClouds(DatasetSource):
         X_test, y_test = self._draw(self.n_test, rng_for(seed, "gaussian_clouds/test"))
         return Dataset(
             self.name, X_train, y_train, X_test, y_test,
-            fingerprint=self.fingerprint(), info={"bayes_risk": self.bayes_risk()},
+            source_fingerprint=self.fingerprint(), info={"bayes_risk": self.bayes_risk()},
         )

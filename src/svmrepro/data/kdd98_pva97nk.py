@@ -54,7 +54,7 @@ class Kdd98Pva97nk(DatasetSource):
     task = REGRESSION
 
     def __post_init__(self):
-        check_sizes(self.n_train, self.n_test, N_ROWS)
+        check_sizes(self.name, self.n_train, self.n_test, N_ROWS)
 
     def remote_files(self) -> list[RemoteFile]:
         return [SOURCE]
@@ -67,5 +67,5 @@ class Kdd98Pva97nk(DatasetSource):
         X, y = unit_scale(table[list(FEATURES)].to_numpy()), unit_scale(table[TARGET].to_numpy())
         train, test = draw_rows(y.shape[0], self.n_train, self.n_test, rng_for(seed, "kdd98_pva97nk/rows"))
         return Dataset(
-            self.name, X[train], y[train], X[test], y[test], fingerprint=self.fingerprint(), task=REGRESSION
+            self.name, X[train], y[train], X[test], y[test], source_fingerprint=self.fingerprint(), task=REGRESSION
         )

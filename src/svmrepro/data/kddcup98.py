@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from svmrepro.data.base import REGRESSION, Dataset, DatasetSource, check_param, rng_for
+from svmrepro.data.base import REGRESSION, Dataset, DatasetSource, check_param, check_rows, rng_for
 from svmrepro.data.files import RemoteFile
 from svmrepro.errors import ConfigError, DataError
 
@@ -98,14 +98,11 @@ def draw_rows(n_rows: int, n_train: int, n_test: int, rng: np.random.Generator, 
     return rows[:n_train], rows[n_train:]
 
 
-def check_sizes(n_train, n_test, n_rows: int) -> None:
+def check_sizes(dataset: str, n_train, n_test, n_rows: int) -> None:
     """The ``dataset.n_train`` / ``dataset.n_test`` checks of a regression subset of ``n_rows`` rows."""
     for key, value, low in (("n_train", n_train, 2), ("n_test", n_test, 1)):
         check_param("dataset", key, value, isinstance(value, int) and value >= low, f"an integer >= {low}")
-    check_param(
-        "dataset", "n_train+n_test", (n_train, n_test), n_train + n_test <= n_rows,
-        f"a total of at most the {n_rows} rows of the file",
-    )
+    check_rows({"n_train": n_train, "n_test": n_test}, n_rows, f"{dataset} has {n_rows} rows")
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,7 @@ class KddCup98(DatasetSource):
 
     def __post_init__(self):
         owner = "dataset"
-        check_sizes(self.n_train, self.n_test, N_ROWS)
+        check_sizes(self.name, self.n_train, self.n_test, N_ROWS)
         check_param(owner, "features", self.features, self.features in FEATURE_SETS, "all or first50")
         check_param(owner, "subset", self.subset, self.subset in SUBSETS, "random or initial")
         check_param(
@@ -143,5 +140,5 @@ class KddCup98(DatasetSource):
             y.shape[0], self.n_train, self.n_test, rng_for(seed, "kddcup98/rows"), self.subset == "initial"
         )
         return Dataset(
-            self.name, X[train], y[train], X[test], y[test], fingerprint=self.fingerprint(), task=REGRESSION
+            self.name, X[train], y[train], X[test], y[test], source_fingerprint=self.fingerprint(), task=REGRESSION
         )

@@ -103,7 +103,8 @@ class Mnist38(DatasetSource):
         ok = isinstance(self.label_noise, (int, float)) and 0 <= self.label_noise < 0.5
         check_param("dataset", "label_noise", self.label_noise, ok, "a fraction in [0, 0.5)")
         ok = isinstance(self.n_train, int) and 2 <= self.n_train <= N_TRAIN
-        check_param("dataset", "n_train", self.n_train, ok, f"an integer in [2, {N_TRAIN}]")
+        allowed = f"an integer in [2, {N_TRAIN}] (mnist38 has {N_TRAIN} training images)"
+        check_param("dataset", "n_train", self.n_train, ok, allowed)
 
     def remote_files(self) -> list[RemoteFile]:
         """Train images, train labels, test images, test labels: the files ``load`` reads now."""
@@ -123,6 +124,6 @@ class Mnist38(DatasetSource):
         noise = rng_for(seed, "mnist38/noise")
         return Dataset(
             self.name, X_train, flip_labels(y_train, self.label_noise, noise),
-            X_test, flip_labels(y_test, self.label_noise, noise), fingerprint=self.fingerprint(),
+            X_test, flip_labels(y_test, self.label_noise, noise), source_fingerprint=self.fingerprint(),
             y_train_clean=y_train, y_test_clean=y_test,
         )

@@ -39,10 +39,16 @@ class RaetschBenchmark(DatasetSource):
 
     def __post_init__(self):
         ok_train = isinstance(self.n_train, int) and 2 <= self.n_train < self.pool_size
-        check_param("dataset", "n_train", self.n_train, ok_train, f"an integer in [2, {self.pool_size - 1}]")
+        check_param(
+            "dataset", "n_train", self.n_train, ok_train,
+            f"an integer in [2, {self.pool_size - 1}] ({self.name} has {self.pool_size} points)",
+        )
         rest = self.pool_size - self.n_train
         ok_test = isinstance(self.n_test, int) and 1 <= self.n_test <= rest
-        check_param("dataset", "n_test", self.n_test, ok_test, f"an integer in [1, {rest}] (pool minus n_train)")
+        check_param(
+            "dataset", "n_test", self.n_test, ok_test,
+            f"an integer in [1, {rest}] ({self.name}'s {self.pool_size} points minus n_train)",
+        )
 
     def remote_files(self) -> list[RemoteFile]:
         return [self.file]
@@ -63,4 +69,4 @@ class RaetschBenchmark(DatasetSource):
     def load(self, seed: int) -> Dataset:
         X, y = self._pool(scipy.io.loadmat(self.file.fetch(download=False)))
         train, test = self._split(y, seed)
-        return Dataset(self.name, X[train], y[train], X[test], y[test], fingerprint=self.fingerprint())
+        return Dataset(self.name, X[train], y[train], X[test], y[test], source_fingerprint=self.fingerprint())

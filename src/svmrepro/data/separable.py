@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import truncnorm
 
-from svmrepro.data.base import Dataset, DatasetSource, check_param, rng_for
+from svmrepro.data.base import Dataset, DatasetSource, check_memory, check_param, rng_for
 
 # the truncation point sits this far (relatively) above `margin`, so that rounding in X @ w
 # (~1e-15) can never bring a point below it
@@ -39,6 +39,7 @@ class Separable(DatasetSource):
         check_param(owner, "n_test", self.n_test, self.n_test >= 2, "an integer >= 2")
         check_param(owner, "n_features", self.n_features, self.n_features >= 1, "an integer >= 1")
         check_param(owner, "margin", self.margin, 0 <= self.margin <= 10, "a float in [0, 10]")
+        check_memory(self.name, {"n_train": self.n_train, "n_test": self.n_test}, self.n_features + 1)
 
     def hyperplane(self, seed: int) -> tuple[np.ndarray, float]:
         """The true ``(w, b)`` of realisation ``seed``, with ``|w| = 1``."""
@@ -57,4 +58,4 @@ class Separable(DatasetSource):
         w, _ = self.hyperplane(seed)
         X_train, y_train = self._draw(self.n_train, w, rng_for(seed, "separable/train"))
         X_test, y_test = self._draw(self.n_test, w, rng_for(seed, "separable/test"))
-        return Dataset(self.name, X_train, y_train, X_test, y_test, fingerprint=self.fingerprint())
+        return Dataset(self.name, X_train, y_train, X_test, y_test, source_fingerprint=self.fingerprint())

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmrepro.data.base import Dataset, DatasetSource, check_param, rng_for
+from svmrepro.data.base import Dataset, DatasetSource, check_memory, check_param, rng_for
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class Toy2d(DatasetSource):
         owner = "dataset"
         check_param(owner, "n_train", self.n_train, self.n_train >= 2, "an integer >= 2")
         check_param(owner, "n_test", self.n_test, self.n_test >= 1, "an integer >= 1")
+        check_memory(self.name, {"n_train": self.n_train, "n_test": self.n_test}, 3)
 
     @staticmethod
     def _draw(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -41,4 +42,4 @@ class Toy2d(DatasetSource):
     def load(self, seed: int) -> Dataset:
         X_train, y_train = self._draw(self.n_train, rng_for(seed, "toy2d/train"))
         X_test, y_test = self._draw(self.n_test, rng_for(seed, "toy2d/test"))
-        return Dataset(self.name, X_train, y_train, X_test, y_test, fingerprint=self.fingerprint())
+        return Dataset(self.name, X_train, y_train, X_test, y_test, source_fingerprint=self.fingerprint())

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmrepro.data.base import Dataset, DatasetSource, check_param, rng_for
+from svmrepro.data.base import Dataset, DatasetSource, check_memory, check_param, rng_for
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class UniformSquares(DatasetSource):
         )
         check_param(owner, "n_train", self.n_train, self.n_train >= 2, "an integer >= 2")
         check_param(owner, "n_test", self.n_test, self.n_test >= 2, "an integer >= 2")
+        check_memory(self.name, {"n_train": self.n_train, "n_test": self.n_test}, 3)
 
     @property
     def distance(self) -> float:
@@ -55,7 +56,7 @@ class UniformSquares(DatasetSource):
         X_test, y_test = self._draw(self.n_test, rng_for(seed, "uniform_squares/test"))
         return Dataset(
             self.name, X_train, y_train, X_test, y_test,
-            fingerprint=self.fingerprint(),
+            source_fingerprint=self.fingerprint(),
             # Steinwart (2004), the paper's eq. (1): #SV / n -> 2 B_K, drawn beside Fig. 1's counts
             info={"bayes_risk": self.bayes_risk, "sv_asymptote_2Bn": 2 * self.bayes_risk * self.n_train},
         )

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmrepro.data.base import Dataset, DatasetSource, check_param, rng_for
+from svmrepro.data.base import Dataset, DatasetSource, check_memory, check_param, rng_for
 
 _POSITIONS = np.arange(1, 22)
 _WAVES = np.maximum(6 - np.abs(_POSITIONS[None, :] - np.array([7, 15, 11])[:, None]), 0)
@@ -67,6 +67,7 @@ class Waveform(DatasetSource):
         check_param(
             owner, "standardize", self.standardize, isinstance(self.standardize, bool), "true or false"
         )
+        check_memory(self.name, {"n_train": self.n_train, "n_test": self.n_test}, _POSITIONS.size + 1)
 
     def _draw(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         label = rng.integers(0, 3, size=n)
@@ -81,4 +82,4 @@ class Waveform(DatasetSource):
     def load(self, seed: int) -> Dataset:
         X_train, y_train = self._draw(self.n_train, rng_for(seed, "waveform/train"))
         X_test, y_test = self._draw(self.n_test, rng_for(seed, "waveform/test"))
-        return Dataset(self.name, X_train, y_train, X_test, y_test, fingerprint=self.fingerprint())
+        return Dataset(self.name, X_train, y_train, X_test, y_test, source_fingerprint=self.fingerprint())
