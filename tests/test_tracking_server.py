@@ -1,11 +1,15 @@
-"""Team tracking: a 2-job joblib sweep logs to an ``mlflow server`` with a PostgreSQL backend store
-and a shared artifact root, and every run reads back through the REST API.
+"""Team tracking: a 2-job joblib sweep logs to an ``mlflow server`` with a PostgreSQL backend store,
+a shared artifact root and MLflow's basic-auth app (README, "Team tracking server"), and every run
+reads back through the REST API; an anonymous request is refused. A sweep that logs straight to
+PostgreSQL with the password in ``tracking.uri`` leaves the password nowhere: not in the runs'
+params, tags or artifacts, not in Hydra's files, not on the console.
 
 Runs when ``SVMREPRO_TEST_POSTGRES_URI`` names a PostgreSQL database whose user may create
 databases (``.ci/run`` starts PostgreSQL on loopback and sets it); each session gets a fresh
 database, dropped afterwards.
 """
 
+import base64
 import json
 import os
 import signal
@@ -16,9 +20,11 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from unittest import mock
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
+from mlflow.tracking import MlflowClient
 from test_end_to_end import EXPERIMENT, _sweep
 
 POSTGRES_URI = os.environ.get("SVMREPRO_TEST_POSTGRES_URI")
@@ -29,6 +35,8 @@ pytestmark = pytest.mark.skipif(
 #: seconds the server has to answer /health (its first start creates the schema)
 STARTUP_TIMEOUT_S = 120
 METRICS = {"n_train", "n_test", "n_sv", "train_error", "test_error", "fit_time_s", "fit_cpu_s", "predict_time_s"}
+#: the basic-auth app's admin, created at its first start; the sweep logs as this user
+ADMIN, ADMIN_PASSWORD = "admin", f"admin-{uuid.uuid4().hex}"
 
 
 @pytest.fixture(scope="module")
@@ -54,15 +62,20 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=10) as answer:
+def _auth(user: str | None) -> dict[str, str]:
+    if user is None:
+        return {}
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{ADMIN_PASSWORD}".encode()).decode()}
+
+
+def _get(url: str, user: str | None = ADMIN) -> bytes:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=_auth(user)), timeout=10) as answer:
         return answer.read()
 
 
-def _post(url: str, body: dict) -> dict:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
-    )
+def _post(url: str, body: dict, user: str | None = ADMIN) -> dict:
+    headers = {"Content-Type": "application/json", **_auth(user)}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
     with urllib.request.urlopen(request, timeout=10) as answer:
         return json.loads(answer.read())
 
@@ -83,17 +96,25 @@ def _wait_healthy(url: str, process: subprocess.Popen, log_path) -> None:
 
 @pytest.fixture(scope="module")
 def server(database, tmp_path_factory):
-    """``mlflow server`` on PostgreSQL with a shared artifact root; (url, artifact root)."""
+    """``mlflow server --app-name basic-auth`` on PostgreSQL with a shared artifact root; (url, artifact root)."""
     root = tmp_path_factory.mktemp("tracking_server")
     artifacts, log_path, port = root / "artifacts", root / "server.log", _free_port()
+    # the README's auth config: users in their own database, the admin created at the first start
+    (root / "basic_auth.ini").write_text(
+        f"[mlflow]\ndefault_permission = READ\ndatabase_uri = sqlite:///{root / 'basic_auth.db'}\n"
+        f"admin_username = {ADMIN}\nadmin_password = {ADMIN_PASSWORD}\n"
+        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+    )
+    env = {**os.environ, "MLFLOW_AUTH_CONFIG_PATH": str(root / "basic_auth.ini"),
+           "MLFLOW_FLASK_SERVER_SECRET_KEY": uuid.uuid4().hex}
     # the driver named: SQLAlchemy 2.1 reads a bare postgresql:// as psycopg 3, 2.0 as psycopg2
     store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
     command = [
-        sys.executable, "-m", "mlflow", "server", "--backend-store-uri", store,
+        sys.executable, "-m", "mlflow", "server", "--app-name", "basic-auth", "--backend-store-uri", store,
         "--artifacts-destination", str(artifacts), "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
     ]
     with open(log_path, "wb") as log:  # its own process group: the finalizer ends the server and its workers
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process, log_path)
@@ -120,7 +141,9 @@ def _end_group(process: subprocess.Popen) -> None:
 def runs(server, tmp_path_factory):
     """The sweep's runs as the REST API returns them."""
     url, _ = server
-    _sweep(url, tmp_path_factory.mktemp("sweep"))
+    credentials = {"MLFLOW_TRACKING_USERNAME": ADMIN, "MLFLOW_TRACKING_PASSWORD": ADMIN_PASSWORD}
+    with mock.patch.dict(os.environ, credentials):  # MLflow's client authenticates with them
+        _sweep(url, tmp_path_factory.mktemp("sweep"))
     experiment = json.loads(_get(f"{url}/api/2.0/mlflow/experiments/get-by-name?experiment_name={quote(EXPERIMENT)}"))
     found = _post(f"{url}/api/2.0/mlflow/runs/search", {"experiment_ids": [experiment["experiment"]["experiment_id"]]})
     return found.get("runs", [])
@@ -159,3 +182,53 @@ def test_the_server_keeps_the_runs_in_postgresql(database, runs):
         stored = dict(cursor.fetchall())
     connection.close()
     assert stored == {run["info"]["run_id"]: "FINISHED" for run in runs}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("GET", "/api/2.0/mlflow/experiments/search?max_results=10", None),
+        ("POST", "/api/2.0/mlflow/runs/delete", "run_id"),
+    ],
+    ids=["read", "delete"],
+)
+def test_the_server_refuses_anonymous_requests(server, runs, method, path, body):
+    url, _ = server
+    data = json.dumps({"run_id": runs[0]["info"]["run_id"]}).encode() if body else None
+    request = urllib.request.Request(f"{url}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 401
+    assert {run["info"]["lifecycle_stage"] for run in runs} == {"active"}
+    assert _post(f"{url}/api/2.0/mlflow/runs/search", {"experiment_ids": [runs[0]["info"]["experiment_id"]]})["runs"]
+
+
+def test_a_password_in_the_tracking_uri_is_stored_and_printed_nowhere(database, tmp_path):
+    """A sweep straight to PostgreSQL, the password in ``tracking.uri``: it runs, and no file it
+    wrote (Hydra's multirun.yaml and .hydra/*.yaml, the job logs, the runs' artifacts), no param,
+    tag or artifact of its runs and no console line holds the password."""
+    password = urlsplit(POSTGRES_URI).password
+    assert password
+    store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
+    command = [
+        sys.executable, "-m", "svmrepro", "-m", "dataset.n_train=40,60", "dataset.n_test=40", "algorithm=svc_linear",
+        "hydra/launcher=parallel", "hydra.launcher.n_jobs=2", f"tracking.uri={store}",
+        f"tracking.artifact_root={tmp_path / 'artifacts'}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert password not in done.stdout + done.stderr
+    assert f"{urlsplit(store).username}:***@" in done.stdout  # the store is named, masked
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert {".hydra/hydra.yaml", "multirun.yaml", "config.yaml"} <= {
+        path.relative_to(path.parents[1]).as_posix() if path.parent.name == ".hydra" else path.name for path in written
+    }
+    assert [path for path in written if password.encode() in path.read_bytes()] == []
+    client = MlflowClient(store)
+    found = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id])
+    assert len(found) == 2 and {run.info.status for run in found} == {"FINISHED"}
+    for run in found:
+        assert password not in json.dumps([run.data.params, run.data.tags])
+        config = client.download_artifacts(run.info.run_id, "config.yaml", str(tmp_path / "download"))
+        assert "***" in open(config).read() and password not in open(config).read()

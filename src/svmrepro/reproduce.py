@@ -56,7 +56,7 @@ from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.report.tables import numeric_or_text, paper_text, read_paper, summarise, x_label
-from svmrepro.tracking import Store, retry_locked, sqlite_path, tracking_uri
+from svmrepro.tracking import Store, TrackingError, ensure_store, retry_locked, tracking_uri
 
 log = logging.getLogger("svmrepro.reproduce")
 PLANS = PROJECT_ROOT / "reproduce"
@@ -322,9 +322,26 @@ def checked_runs(spec: ReportSpec, plan: Plan, args: argparse.Namespace) -> pd.D
         path = output_paths(spec, plan.results_dir / spec.paper_id).runs_csv
         return read_runs(path) if path.is_file() else pd.DataFrame()
     uri = tracking_uri(args.tracking_uri)
-    if sqlite_path(uri) is not None and not sqlite_path(uri).is_file():
+    if not ensure_store(uri, create=False):
         return pd.DataFrame()
     return gather_runs(spec, plan.mode, uri)
+
+
+def finished_counts(experiment: str, mode: str, args: argparse.Namespace) -> dict[str, int]:
+    """FINISHED runs per run key of the experiment in the store (none read from a CSV)."""
+    uri = tracking_uri(args.tracking_uri)
+    if args.from_csv or not ensure_store(uri, create=False):
+        return {}
+    return Store(uri).finished_key_counts(experiment, mode)
+
+
+def duplicate_lines(counts: dict[str, int]) -> list[str]:
+    """Run keys with more than one FINISHED run: the output reads only the latest of each."""
+    extra = [n for n in counts.values() if n > 1]
+    if not extra:
+        return []
+    return [f"duplicates: {len(extra)} configurations have more than one FINISHED run "
+            f"({sum(extra)} runs; the output uses the latest of each)"]
 
 
 def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
@@ -336,10 +353,12 @@ def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
     own = runs[runs["tags.experiment"] == experiment] if not runs.empty else runs
     have = set(own["tags.config_hash"]) if not own.empty else set()
     missing = [job for key, job in expected.items() if key not in have]
+    counts = finished_counts(experiment, plan.mode, args)
     lines = [
-        f"{len(own)} FINISHED runs; the {plan.mode} sweep has {len(expected)} configurations: "
+        f"{sum(counts.values()) or len(own)} FINISHED runs; the {plan.mode} sweep has {len(expected)} configurations: "
         f"{len(expected) - len(missing)} done, {len(missing)} missing",
         *missing_lines(missing),
+        *duplicate_lines(counts),
     ]
     if have - set(expected):
         lines.append(f"{len(have - set(expected))} runs of configurations outside the sweep "
@@ -351,7 +370,14 @@ def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
 
 
 def check(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
-    """Print :func:`check_one` of every output; 1 if one could not be checked."""
+    """Print :func:`check_one` of every output; 1 if one could not be checked, 2 (after one
+    line with the repair) if the store is half-built or at another MLflow schema."""
+    if not args.from_csv:
+        try:  # read only: a broken store is reported, never migrated
+            ensure_store(tracking_uri(args.tracking_uri), create=False)
+        except TrackingError as exc:
+            print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr, flush=True)
+            return 2
     failed = False
     for experiment in chosen:
         try:

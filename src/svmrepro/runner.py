@@ -26,7 +26,8 @@ from svmrepro.data.base import REGRESSION, Dataset
 from svmrepro.environment import environment_tags
 from svmrepro.metrics import error_rate, final_estimator, mean_squared_error, support_counts
 from svmrepro.surface import decision_surface, surface_settings
-from svmrepro.tracking import RUN_KEY_TAG, Store, experiment_name, process_tags
+from svmrepro.redact import redact
+from svmrepro.tracking import KILLED_REASON_TAG, RUN_KEY_TAG, Store, experiment_name, process_tags
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,9 @@ def _selected_params(estimator) -> dict[str, object]:
 def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> RunResult:
     """Execute one configured run, or skip it when an identical run already FINISHED.
 
+    The run key is claimed in the store before the FINISHED lookup and held until the run ends,
+    so a process starting the same run meanwhile waits, then skips it.
+
     ``choices`` are the config-group options picked (``experiment``, ``dataset``,
     ``algorithm``); they name the MLflow experiment and tag the run.
     """
@@ -116,71 +120,82 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
     store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
     exp_name = experiment_name(choices)
     exp_id = store.experiment_id(exp_name)
-    for orphan in store.mark_orphans_killed(exp_id, key):
-        log.info("run %s marked KILLED: its process ended while it was RUNNING", orphan)
-    done = store.finished_run_id(exp_id, key)
-    if done and not cfg.force:
-        log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
-        return RunResult(SKIPPED, done, key)
+    # identical runs started at once: one holds the key and fits, the others wait, then skip
+    with store.claim(key):
+        for orphan in store.mark_orphans_killed(exp_id, key):
+            log.info("run %s marked KILLED: its process ended while it was RUNNING", orphan)
+        done = store.finished_run_id(exp_id, key)
+        if done and not cfg.force:
+            log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
+            return RunResult(SKIPPED, done, key)
 
-    # before the run exists: a data error logs nothing
-    data, load_s, _ = _timed(lambda: parts.source.load(int(cfg.seed)))
-    surface = surface_settings(OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None, data)
-    algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
-    dataset = choices.get("dataset") or parts.source.name
-    tags = {
-        **environment_tags(),
-        **process_tags(),  # a run left RUNNING by a killed process is found by these
-        "paper": exp_name.split("/")[0],
-        "experiment": exp_name,
-        "dataset": dataset,
-        "algorithm": algorithm,
-        "seed": str(cfg.seed),
-        "parallel_backend": cfg.parallel.backend.value,  # timings depend on it, results do not
-        "mode": plain["mode"],
-        "config_hash": identity.config_hash(plain),
-        "data_fingerprint": fingerprint,
-        RUN_KEY_TAG: key,
-        "label": cfg.label or dataset,
-        # timings are only comparable on an otherwise idle machine: record how busy it was
-        "load_avg_1m": f"{os.getloadavg()[0]:.2f}",
-        # every config-group option picked, e.g. choice.selection=grid_cv
-        **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
-    }
-    run_id = store.start_run(exp_id, f"{algorithm}-{dataset}-seed{cfg.seed}", tags)
-    try:
-        store.log_params(run_id, identity.flatten(plain))
-        store.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
-        with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)):
-            metrics, compute_s, _ = _timed(lambda: measure(parts.estimator, data))
-        fitted = final_estimator(parts.estimator)
-        diagnostics = dict(getattr(fitted, "diagnostics_", None) or {})
-        if analyses:  # the experiment's analyses of the fitted model (svmrepro.analyses)
-            extra, analyses_s, _ = _timed(lambda: run_analyses(analyses, fitted, data.X_train, data.y_train))
-            compute_s += analyses_s
-            diagnostics.update(extra)
-        scalars, series = split_diagnostics(diagnostics)
-        metrics.update(scalars)
-        store.log_params(run_id, _selected_params(parts.estimator))
-        store.log_metrics(run_id, metrics, series)
-        if diagnostics:
-            store.log_json(run_id, diagnostics, "diagnostics.json")
-        if surface is not None:
-            grid, surface_s, _ = _timed(lambda: decision_surface(parts.estimator, data, surface, int(cfg.seed)))
-            compute_s += surface_s
-            store.log_json(run_id, grid, "surface.json")
-        # the framework's cost of this run: wall time since run() started outside loading, fitting,
-        # predicting, the analyses and the surface. It is logged before terminate, so the terminating
-        # call (and Hydra's composition, which precedes run()) are not in it.
-        overhead = time.perf_counter() - started - load_s - compute_s
-        store.log_metrics(run_id, {"run_overhead_s": overhead}, {})
-    except BaseException:
-        store.log_text(run_id, traceback.format_exc(), "traceback.txt")
-        store.terminate(run_id, "FAILED")
-        raise
-    store.terminate(run_id, FINISHED)
-    log.info(
-        "run %s FINISHED: %s", run_id,
-        ", ".join(f"{k}={metrics[k]:.4g}" for k in ("n_sv", "test_error", "fit_time_s") if k in metrics),
-    )
-    return RunResult(FINISHED, run_id, key, metrics)
+        # before the run exists: a data error logs nothing
+        data, load_s, _ = _timed(lambda: parts.source.load(int(cfg.seed)))
+        surface_cfg = OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None
+        surface = surface_settings(surface_cfg, data)
+        algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
+        dataset = choices.get("dataset") or parts.source.name
+        tags = {
+            **environment_tags(),
+            **process_tags(),  # a run left RUNNING by a killed process is found by these
+            "paper": exp_name.split("/")[0],
+            "experiment": exp_name,
+            "dataset": dataset,
+            "algorithm": algorithm,
+            "seed": str(cfg.seed),
+            "parallel_backend": cfg.parallel.backend.value,  # timings depend on it, results do not
+            "mode": plain["mode"],
+            "config_hash": identity.config_hash(plain),
+            # the arrays the estimator sees; run_key holds the verified source files' (known before loading)
+            "data_fingerprint": data.fingerprint,
+            "source_fingerprint": fingerprint,
+            RUN_KEY_TAG: key,
+            "label": cfg.label or dataset,
+            # timings are only comparable on an otherwise idle machine: record how busy it was
+            "load_avg_1m": f"{os.getloadavg()[0]:.2f}",
+            # every config-group option picked, e.g. choice.selection=grid_cv
+            **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
+        }
+        run_id = store.start_run(exp_id, f"{algorithm}-{dataset}-seed{cfg.seed}", tags)
+        try:
+            store.log_params(run_id, identity.flatten(plain))
+            store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")
+            with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)):
+                metrics, compute_s, _ = _timed(lambda: measure(parts.estimator, data))
+            fitted = final_estimator(parts.estimator)
+            diagnostics = dict(getattr(fitted, "diagnostics_", None) or {})
+            if analyses:  # the experiment's analyses of the fitted model (svmrepro.analyses)
+                extra, analyses_s, _ = _timed(lambda: run_analyses(analyses, fitted, data.X_train, data.y_train))
+                compute_s += analyses_s
+                diagnostics.update(extra)
+            scalars, series = split_diagnostics(diagnostics)
+            metrics.update(scalars)
+            store.log_params(run_id, _selected_params(parts.estimator))
+            store.log_metrics(run_id, metrics, series)
+            if diagnostics:
+                store.log_json(run_id, diagnostics, "diagnostics.json")
+            if surface is not None:
+                grid, surface_s, _ = _timed(lambda: decision_surface(parts.estimator, data, surface, int(cfg.seed)))
+                compute_s += surface_s
+                store.log_json(run_id, grid, "surface.json")
+            # the framework's cost of this run: wall time since run() started outside loading, fitting,
+            # predicting, the analyses and the surface. It is logged before terminate, so the terminating
+            # call (and Hydra's composition, which precedes run()) are not in it.
+            overhead = time.perf_counter() - started - load_s - compute_s
+            store.log_metrics(run_id, {"run_overhead_s": overhead}, {})
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (svmrepro.signals.Interrupted): stopped, not failed
+            reason = f"{stop or 'SIGINT'} received by process {os.getpid()} while the run was RUNNING"
+            store.set_tags(run_id, {KILLED_REASON_TAG: reason})
+            store.terminate(run_id, "KILLED")
+            log.info("run %s KILLED: %s", run_id, reason)
+            raise
+        except BaseException:
+            store.log_text(run_id, traceback.format_exc(), "traceback.txt")
+            store.terminate(run_id, "FAILED")
+            raise
+        store.terminate(run_id, FINISHED)
+        log.info(
+            "run %s FINISHED: %s", run_id,
+            ", ".join(f"{k}={metrics[k]:.4g}" for k in ("n_sv", "test_error", "fit_time_s") if k in metrics),
+        )
+        return RunResult(FINISHED, run_id, key, metrics)

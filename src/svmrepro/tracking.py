@@ -1,10 +1,14 @@
 """MLflow tracking: where the store is, and logging that survives concurrent writers.
 
 The embedded default is a SQLite store at ``<project>/mlflow.db`` with artifacts in
-``<project>/mlartifacts``. Several joblib workers may log to one SQLite file: the launching
-process creates the store and the experiment first (:class:`PrepareStore`, a Hydra callback),
-because workers racing on a new store's schema lose runs, and every call retries while SQLite
-answers "database is locked".
+``<project>/mlartifacts``. A SQLite store is made whole or not at all, and checked before MLflow
+opens it (:func:`ensure_store`, :mod:`svmrepro.sqlite_store`), so any number of processes may
+start at once on a missing store. Several joblib workers may log to one SQLite file: the
+launching process creates the experiment first (:class:`PrepareStore`, a Hydra callback), and
+every call retries while SQLite answers "database is locked".
+
+A run holds its run key while it runs (:meth:`Store.claim`): identical runs started at once fit
+once, the others wait for it and then skip.
 
 A store that cannot be reached fails at once with its URI (:func:`probe`): MLflow itself retries
 an unreachable server for minutes. Every run is tagged with the host and process that run it, so
@@ -23,8 +27,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from hydra.experimental.callback import Callback
@@ -32,8 +39,10 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig
 
+from svmrepro import sqlite_store
 from svmrepro.data.files import PROJECT_ROOT
 from svmrepro.errors import SvmReproError
+from svmrepro.redact import redact
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,6 +57,8 @@ HOST_TAG, PID_TAG, PROCESS_START_TAG = "process.host", "process.pid", "process.s
 KILLED_REASON_TAG = "killed_reason"
 #: seconds a tracking server has to answer the probe
 PROBE_TIMEOUT_S = 5.0
+#: default port of each SQLAlchemy dialect MLflow can keep its runs in
+DATABASE_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
 
 
 class TrackingError(SvmReproError):
@@ -74,13 +85,16 @@ def sqlite_path(uri: str) -> Path | None:
 
 
 def probe(uri: str) -> None:
-    """Fail in seconds, naming ``uri``, when the store cannot be reached.
+    """Fail in seconds, naming ``uri`` (its password masked), when the store cannot be reached.
 
-    A server gets one request without retries (any HTTP answer will do: it is there); a SQLite
-    or file store needs a folder that exists or can be made, and that this process may write.
+    A server gets one request without retries (any HTTP answer will do: it is there); a database
+    server (``postgresql://``, ``mysql://``, ...) one TCP connection to its host and port (MLflow
+    would retry it for minutes); a SQLite or file store needs a folder that exists or can be
+    made, and that this process may write.
     """
-    fail = f"tracking store {uri} cannot be reached"
-    scheme = urlparse(uri).scheme
+    fail = f"tracking store {redact(uri)} cannot be reached"
+    parsed = urlparse(uri)
+    scheme = parsed.scheme
     if scheme in ("http", "https"):
         try:
             urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=PROBE_TIMEOUT_S).close()
@@ -88,6 +102,18 @@ def probe(uri: str) -> None:
             pass
         except (urllib.error.URLError, OSError) as exc:
             raise TrackingError(f"{fail}: {getattr(exc, 'reason', exc)}") from None
+        return
+    dialect = scheme.split("+", 1)[0]
+    if dialect in DATABASE_PORTS:
+        try:
+            host, port = parsed.hostname, parsed.port or DATABASE_PORTS[dialect]
+        except ValueError as exc:  # a port that is not a number
+            raise TrackingError(f"{fail}: {exc}") from None
+        if host:  # none: a local socket, which MLflow reaches its own way
+            try:
+                socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+            except OSError as exc:
+                raise TrackingError(f"{fail}: no connection to {host}:{port} ({exc.strerror or exc})") from None
         return
     path = sqlite_path(uri) if scheme == "sqlite" else Path(urlparse(uri).path) if scheme in ("file", "") else None
     if path is None or not path.name:  # in-memory SQLite, or a store MLflow reaches its own way
@@ -99,6 +125,31 @@ def probe(uri: str) -> None:
         raise TrackingError(f"{fail}: cannot create {folder}: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise TrackingError(f"{fail}: {folder} is not writable")
+
+
+def _store_file(uri: str) -> Path | None:
+    """The file of a SQLite store; None for any other store, an in-memory one included."""
+    path = sqlite_path(uri)
+    return path if path is not None and path.name not in ("", ":memory:") else None
+
+
+def ensure_store(uri: str, create: bool = True) -> bool:
+    """Whether the store ``uri`` has anything to read, after making a missing SQLite store whole
+    (when ``create``; a read-only caller passes False and gets False for a missing file).
+
+    An existing SQLite file that is not at MLflow's schema (half-built by an interrupted creation,
+    half-migrated, or older) is never handed to MLflow, which would migrate it: a
+    :class:`TrackingError` says what it is and how to repair it. Other stores are left to MLflow.
+    """
+    path = _store_file(uri)
+    if path is None:
+        return True
+    if not create and not sqlite_store.exists(path):
+        return False
+    found = sqlite_store.ensure(path, uri)
+    if found:
+        raise TrackingError(found)
+    return True
 
 
 def _proc_stat(pid: int) -> tuple[str, str] | None:
@@ -158,11 +209,12 @@ class Store:
     def __init__(self, uri: str | None = None, artifact_root: str | None = None):
         self.uri = tracking_uri(uri)
         probe(self.uri)
+        ensure_store(self.uri)
         try:  # opening a SQLite store reads its schema, which a writer may hold locked
             self.client = retry_locked(lambda: MlflowClient(tracking_uri=self.uri))
         except Exception as exc:
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise TrackingError(f"tracking store {self.uri} cannot be opened: {first_line}") from exc
+            raise TrackingError(redact(f"tracking store {self.uri} cannot be opened: {first_line}")) from exc
         self._artifact_root = artifact_root
 
     def _artifact_location(self, name: str) -> str | None:
@@ -217,6 +269,43 @@ class Store:
                 self.terminate(found.info.run_id, "KILLED")
                 killed.append(found.info.run_id)
         return killed
+
+    @contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Hold run key ``key`` while the block runs; another process holding it is waited for.
+
+        On a SQLite store the claim is a lock file the kernel frees when its process ends, however
+        it ends (:func:`svmrepro.sqlite_store.claim`). Processes on several hosts sharing a server
+        store have no claim: each still skips a key that FINISHED before it looked.
+        """
+        path = _store_file(self.uri)
+        if path is None:
+            yield
+            return
+
+        def waiting(holder: str) -> None:
+            log.info("run key %s is being run by %s: waiting for it", key[:12], holder.strip())
+
+        with sqlite_store.claim(path, key, waiting):
+            yield
+
+    def finished_key_counts(self, experiment: str, mode: str) -> dict[str, int]:
+        """FINISHED runs per run key of ``experiment`` in ``mode`` (more than one: duplicates)."""
+        found = retry_locked(lambda: self.client.get_experiment_by_name(experiment))
+        counts: dict[str, int] = {}
+        token = None
+        while found is not None:
+            page = retry_locked(partial(
+                self.client.search_runs, [found.experiment_id],
+                f"attributes.status = 'FINISHED' and tags.mode = '{mode}'", max_results=1000, page_token=token))
+            for run in page:
+                key = run.data.tags.get(RUN_KEY_TAG)
+                if key:
+                    counts[key] = counts.get(key, 0) + 1
+            token = page.token
+            if not token:
+                break
+        return counts
 
     def start_run(self, experiment_id: str, run_name: str, tags: dict[str, str]) -> str:
         run = retry_locked(lambda: self.client.create_run(experiment_id, run_name=run_name, tags=tags))

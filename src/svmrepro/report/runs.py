@@ -14,7 +14,7 @@ import mlflow
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
-from svmrepro.tracking import retry_locked, tracking_uri
+from svmrepro.tracking import ensure_store, retry_locked, tracking_uri
 
 KEEP_PREFIXES = ("params.", "metrics.", "tags.")
 KEEP_COLUMNS = ("run_id", "status", "start_time")
@@ -26,7 +26,9 @@ DROP_TAGS = ("tags.mlflow.", "tags.process.")
 
 def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.DataFrame:
     """FINISHED runs of ``experiment`` in ``mode``; of identical configs, the latest only."""
-    mlflow.set_tracking_uri(tracking_uri(uri))
+    uri = tracking_uri(uri)
+    ensure_store(uri)  # a SQLite store is made whole, or reported, before MLflow opens it
+    mlflow.set_tracking_uri(uri)
     found = retry_locked(
         lambda: mlflow.search_runs(
             experiment_names=[experiment],

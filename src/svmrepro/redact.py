@@ -1,0 +1,58 @@
+"""Passwords out of everything svmrepro writes or prints.
+
+A tracking URI may carry a password (``postgresql+psycopg2://user:secret@host/db``). The URI is
+needed to connect, so it stays in the config a run is given, but every copy that is written or
+shown has the password replaced by ``***``: Hydra's ``.hydra/*.yaml`` files of each job
+(:class:`RedactHydraFiles`, a Hydra callback), the sweep's ``multirun.yaml``, the run's
+``config.yaml`` artifact, log records (:class:`RedactFilter`, on Hydra's logging handlers) and
+the one-line errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+MASK = "***"
+#: ``scheme://user:password@``, also as Hydra writes an override (``scheme\://user\:password@``):
+#: the password ends at the first ``@`` (SQLAlchemy's reading of a URL), or at white space, so
+#: a password with ``/`` or ``:`` in it is masked whole
+_USERINFO_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*\\?://[^\s:/@\\]*\\?:)[^\s@]+(?=@)")
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of every ``scheme://user:password@host`` replaced by ``***``."""
+    return _USERINFO_PASSWORD.sub(rf"\g<head>{MASK}", text)
+
+
+class RedactFilter(logging.Filter):
+    """A logging filter that redacts a record's message and traceback (``filters:`` of a handler)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if redact(message) != message:
+            record.msg, record.args = redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
+
+class RedactHydraFiles(Callback):
+    """Hydra callback: redact the ``config.yaml``, ``hydra.yaml`` and ``overrides.yaml`` Hydra has
+    just written into the job's output folder (it writes them before ``on_job_start``)."""
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        subdir = config.hydra.output_subdir
+        if subdir is None:
+            return
+        for path in (Path(config.hydra.runtime.output_dir) / subdir).glob("*.yaml"):
+            text = path.read_text()
+            if redact(text) != text:
+                path.write_text(redact(text))

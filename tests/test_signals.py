@@ -1,0 +1,112 @@
+"""SIGTERM and Ctrl-C stop a sweep cleanly: exit 143 / 130, one line, no traceback, no process
+left, the runs in progress KILLED (not RUNNING, not FAILED), one log line per run.
+
+Real ``svmrepro-run -m`` processes over test_faults' FaultyClassifier, whose fit sleeps: 4 jobs,
+joblib launcher with 2 workers (and one in-process sweep, Hydra's basic launcher). The signal is
+sent once 2 runs are RUNNING; a sweep started in a session of its own stands for a terminal, so
+Ctrl-C is SIGINT to its whole process group.
+"""
+
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
+
+from svmrepro.tracking import KILLED_REASON_TAG
+
+#: a fit outlasts the test: a run ends only through the signal
+FIT_S = "60"
+
+
+def _descendants(pid: int) -> set[int]:
+    children = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = stat.read_text().rsplit(")", 1)[1].split()[1]
+        except (OSError, IndexError):
+            continue
+        if ppid == str(pid):
+            children |= {int(stat.parent.name)} | _descendants(int(stat.parent.name))
+    return children
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / "conf" / "algorithm").mkdir(parents=True)
+    (tmp_path / "conf" / "algorithm" / "faulty.yaml").write_text("_target_: test_faults.FaultyClassifier\n")
+    return tmp_path
+
+
+def _stop(root: Path, sig: int, to_group: bool, running: int, launcher: str = "parallel"):
+    """Start the sweep, send ``sig`` once ``running`` runs are RUNNING; (result, processes it had)."""
+    command = [arg.replace("hydra/launcher=parallel", f"hydra/launcher={launcher}")
+               for arg in _sweep_command(root, "stopped") if launcher == "parallel" or "hydra.launcher." not in arg]
+    sweep = subprocess.Popen(command, env=_env(**{SLEEP_ENV: FIT_S}), cwd=root,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _status_counts(root / "mlflow.db")["RUNNING"] < running:
+            assert sweep.poll() is None, sweep.communicate()
+            assert time.monotonic() < deadline, "no run started in time"
+            time.sleep(0.1)
+        processes = _descendants(sweep.pid)
+        sent = time.monotonic()
+        (os.killpg if to_group else os.kill)(sweep.pid, sig)
+        stdout, stderr = sweep.communicate(timeout=60)
+        stopped_in = time.monotonic() - sent
+    finally:
+        if sweep.poll() is None:
+            os.killpg(sweep.pid, signal.SIGKILL)
+            sweep.wait()
+    deadline = time.monotonic() + 10  # joblib's resource trackers end once their parent has
+    while [pid for pid in processes if _running(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return sweep.returncode, stdout, stderr, stopped_in, [pid for pid in processes if _running(pid)]
+
+
+@pytest.mark.parametrize(
+    ("sig", "to_group", "code"),
+    [
+        (signal.SIGTERM, False, 143),  # kill <pid>
+        (signal.SIGINT, True, 130),  # Ctrl-C in the terminal
+        (signal.SIGINT, False, 130),  # kill -INT <pid>: only the launching process gets it
+    ],
+    ids=["sigterm", "ctrl-c", "sigint-to-the-launcher"],
+)
+def test_a_signal_stops_a_parallel_sweep_cleanly(root, sig, to_group, code):
+    returncode, stdout, stderr, stopped_in, left = _stop(root, sig, to_group, 2)
+    name = signal.Signals(sig).name
+    assert returncode == code, stderr[-3000:]
+    assert "Traceback" not in stderr and "Traceback" not in stdout, stderr[-3000:]
+    assert [line for line in stderr.splitlines() if line.startswith("svmrepro-run:")] == [
+        f"svmrepro-run: stopped by {name}: the runs in progress were marked KILLED, the finished ones are kept; "
+        "the same command runs the rest"
+    ]
+    assert stopped_in < 15
+    assert left == [], "processes of the sweep still running after it ended"
+    runs = _runs(root)
+    assert Counter(run.status for run in runs) == {"KILLED": 2}
+    for run in runs:
+        assert "received by process" in run.tags[KILLED_REASON_TAG]
+        assert stdout.count(f"run {run.id} KILLED: ") == 1
+
+
+def test_sigterm_stops_an_in_process_sweep(root):
+    """Hydra's basic launcher: the job runs in the launching process itself."""
+    returncode, stdout, stderr, _, left = _stop(root, signal.SIGTERM, False, 1, launcher="basic")
+    assert returncode == 143, stderr[-3000:]
+    assert "Traceback" not in stderr
+    assert left == []
+    assert Counter(run.status for run in _runs(root)) == {"KILLED": 1}
