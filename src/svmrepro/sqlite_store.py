@@ -25,8 +25,6 @@ from contextlib import closing, contextmanager
 from functools import cache
 from pathlib import Path
 
-import mlflow.store.db_migrations
-from alembic.script import ScriptDirectory
 from mlflow.tracking import MlflowClient
 
 LOCK_SUFFIX, CLAIMS_SUFFIX, BUILDING_INFIX = ".lock", ".claims", ".building-"
@@ -37,7 +35,12 @@ READ_TIMEOUT_S = 30.0
 
 
 @cache
-def _migrations() -> ScriptDirectory:
+def _migrations():
+    """MLflow's alembic migrations (imported here: alembic costs a third of a second to import, and
+    most processes never need it)."""
+    import mlflow.store.db_migrations
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory(os.path.dirname(mlflow.store.db_migrations.__file__))
 
 
