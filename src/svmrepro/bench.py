@@ -40,6 +40,7 @@ from svmrepro.metrics import support_counts
 from svmrepro.report import build_output
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.report.spec import ReportSpec
+from svmrepro.timing import timed
 from svmrepro.tracking import RUN_KEY_TAG, Store, process_tags, retry_locked
 
 
@@ -51,12 +52,6 @@ def median_over_repeats(measure: Callable[[], dict[str, float]], repeats: int) -
     rounds = [measure() for _ in range(repeats)]
     values = {key: [r[key] for r in rounds] for key in rounds[0]}
     return {key: median(v) for key, v in values.items()}, values
-
-
-def _timed(call: Callable[[], object]) -> tuple[object, float]:
-    start = time.perf_counter()
-    out = call()
-    return out, time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,7 +134,7 @@ class ParallelSpeedup(MetaEstimatorMixin, BaseEstimator):
         def one_round() -> dict[int, float]:
             times = {}
             for k in values:
-                models[k], times[k] = _timed(lambda: clone(self.estimator).set_params(n_jobs=k, **fixed).fit(X, y))
+                models[k], times[k], _ = timed(lambda: clone(self.estimator).set_params(n_jobs=k, **fixed).fit(X, y))
             return times
 
         medians, rounds = median_over_repeats(one_round, self.repeats)
@@ -301,14 +296,14 @@ class RegenerationBenchmark(ClassifierMixin, BaseEstimator):
 
     def _measure(self, folder: Path) -> dict:
         uri = f"sqlite:///{folder / 'mlflow.db'}"
-        _, log_s = _timed(lambda: log_synthetic_runs(Store(uri), self.n_runs))
+        _, log_s, _ = timed(lambda: log_synthetic_runs(Store(uri), self.n_runs))
 
         def one_round() -> dict[str, float]:
-            runs, read_s = _timed(lambda: runs_from_mlflow(SYNTHETIC_EXPERIMENT, SYNTHETIC_MODE, uri))
+            runs, read_s, _ = timed(lambda: runs_from_mlflow(SYNTHETIC_EXPERIMENT, SYNTHETIC_MODE, uri))
             if len(runs) != self.n_runs:
                 raise RuntimeError(f"read {len(runs)} of the {self.n_runs} runs logged")
             # each round rebuilds the same files, as svmrepro-reproduce does
-            _, build_s = _timed(lambda: build_output(SYNTHETIC_SPEC, runs, folder / "out", folder, SYNTHETIC_MODE))
+            _, build_s, _ = timed(lambda: build_output(SYNTHETIC_SPEC, runs, folder / "out", folder, SYNTHETIC_MODE))
             return {"read_runs_s": read_s, "build_output_s": build_s, "regenerate_s": read_s + build_s}
 
         medians, rounds = median_over_repeats(one_round, self.repeats)

@@ -7,7 +7,6 @@ both alike (``conf/experiment/bench/kernel_expansion.yaml``).
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from numbers import Integral
 
@@ -15,17 +14,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
-from threadpoolctl import threadpool_info
 
-from svmrepro.algorithms.kernel_expansion import DEFAULT_BLOCK_BYTES, decision_values, supports_expansion
+from svmrepro.algorithms.kernel_expansion import DEFAULT_BLOCK_BYTES, blas_threads, decision_values, supports_expansion
 from svmrepro.bench import median_over_repeats
 from svmrepro.metrics import support_counts
-
-
-def _wall_and_cpu(call) -> tuple[np.ndarray, float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = call()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
+from svmrepro.timing import timed
 
 
 def peak_bytes(call) -> int:
@@ -36,11 +29,6 @@ def peak_bytes(call) -> int:
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-
-
-def blas_threads() -> int:
-    """Threads of the BLAS library numpy calls (the largest pool if there are several)."""
-    return max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
 
 
 class KernelExpansionBenchmark(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -105,8 +93,8 @@ class KernelExpansionBenchmark(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
         outputs = {}
 
         def one_round() -> dict[str, float]:
-            outputs["libsvm"], libsvm_s, libsvm_cpu = _wall_and_cpu(lambda: self.estimator_.decision_function(rows))
-            outputs["ours"], ours_s, ours_cpu = _wall_and_cpu(self._expand(rows))
+            outputs["libsvm"], libsvm_s, libsvm_cpu = timed(lambda: self.estimator_.decision_function(rows))
+            outputs["ours"], ours_s, ours_cpu = timed(self._expand(rows))
             return {"libsvm_s": libsvm_s, "expansion_s": ours_s, "libsvm_cpu_s": libsvm_cpu,
                     "expansion_cpu_s": ours_cpu}
 

@@ -25,8 +25,9 @@ from svmrepro.build import build
 from svmrepro.data.base import REGRESSION, Dataset
 from svmrepro.environment import environment_tags
 from svmrepro.metrics import error_rate, final_estimator, mean_squared_error, support_counts
-from svmrepro.surface import decision_surface, surface_settings
 from svmrepro.redact import redact
+from svmrepro.surface import decision_surface, surface_settings
+from svmrepro.timing import timed
 from svmrepro.tracking import KILLED_REASON_TAG, RUN_KEY_TAG, Store, experiment_name, process_tags
 
 log = logging.getLogger(__name__)
@@ -42,12 +43,6 @@ class RunResult:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
-def _timed(call):
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = call()
-    return out, time.perf_counter() - wall, time.process_time() - cpu
-
-
 def measure(estimator, data: Dataset) -> dict[str, float]:
     """Fit ``estimator`` on the training split and score it; every number a run reports.
 
@@ -55,9 +50,9 @@ def measure(estimator, data: Dataset) -> dict[str, float]:
     model and svmrepro's estimators are evaluated by the same blocked kernel expansions and their
     predict times compare kernel evaluations, not LIBSVM's one-row-at-a-time loop with BLAS.
     """
-    _, fit_wall, fit_cpu = _timed(lambda: estimator.fit(data.X_train, data.y_train))
-    train_pred, train_wall, _ = _timed(lambda: expansion.predict(estimator, data.X_train))
-    test_pred, test_wall, test_cpu = _timed(lambda: expansion.predict(estimator, data.X_test))
+    _, fit_wall, fit_cpu = timed(lambda: estimator.fit(data.X_train, data.y_train))
+    train_pred, train_wall, _ = timed(lambda: expansion.predict(estimator, data.X_train))
+    test_pred, test_wall, test_cpu = timed(lambda: expansion.predict(estimator, data.X_test))
     metrics = {
         "n_train": data.n_train,
         "n_test": data.n_test,
@@ -130,7 +125,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
             return RunResult(SKIPPED, done, key)
 
         # before the run exists: a data error logs nothing
-        data, load_s, _ = _timed(lambda: parts.source.load(int(cfg.seed)))
+        data, load_s, _ = timed(lambda: parts.source.load(int(cfg.seed)))
         surface_cfg = OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None
         surface = surface_settings(surface_cfg, data)
         algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
@@ -161,11 +156,11 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
             store.log_params(run_id, identity.flatten(plain))
             store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")
             with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)):
-                metrics, compute_s, _ = _timed(lambda: measure(parts.estimator, data))
+                metrics, compute_s, _ = timed(lambda: measure(parts.estimator, data))
             fitted = final_estimator(parts.estimator)
             diagnostics = dict(getattr(fitted, "diagnostics_", None) or {})
             if analyses:  # the experiment's analyses of the fitted model (svmrepro.analyses)
-                extra, analyses_s, _ = _timed(lambda: run_analyses(analyses, fitted, data.X_train, data.y_train))
+                extra, analyses_s, _ = timed(lambda: run_analyses(analyses, fitted, data.X_train, data.y_train))
                 compute_s += analyses_s
                 diagnostics.update(extra)
             scalars, series = split_diagnostics(diagnostics)
@@ -175,7 +170,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
             if diagnostics:
                 store.log_json(run_id, diagnostics, "diagnostics.json")
             if surface is not None:
-                grid, surface_s, _ = _timed(lambda: decision_surface(parts.estimator, data, surface, int(cfg.seed)))
+                grid, surface_s, _ = timed(lambda: decision_surface(parts.estimator, data, surface, int(cfg.seed)))
                 compute_s += surface_s
                 store.log_json(run_id, grid, "surface.json")
             # the framework's cost of this run: wall time since run() started outside loading, fitting,

@@ -29,7 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_each, map_each
+from svmrepro.algorithms.parallel import fit_each, fit_one, map_each
 from svmrepro.algorithms.sub_svms import positive_rows, sub_svm, subset_weights
 from svmrepro.metrics import final_estimator, support_counts
 
@@ -498,13 +498,12 @@ class CrossTrainingSVC(FirstStageSVC):
         base = self.estimator if self.final_estimator is None else self.final_estimator
         base = SVC() if base is None else base
         grid = ParameterGrid(self.final_param_grid) if self.final_param_grid is not None else [{}]
-        weights = subset_weights(sample_weight, [idx])
-        (val_weight,) = subset_weights(sample_weight, [val_idx])
+        weight, val_weight = subset_weights(sample_weight, [idx, val_idx])
         X_val, y_val = X[val_idx], y[val_idx]
         best, times, val_errors = None, [], []
         for params in grid:
             model = self._sub_svm(clone(base).set_params(**params), X, y)
-            (model,), (seconds,) = fit_each(model, [(X[idx], y[idx])], n_jobs=1, sample_weights=weights)
+            model, seconds = fit_one(model, X[idx], y[idx], weight)
             decision = decision_values(model, X_val) if len(y_val) else np.zeros(0)
             shift = best_threshold_shift(decision, y_val, val_weight) if self.threshold != "svm" else 0.0
             error = validation_error(decision + shift, y_val, val_weight) if len(y_val) else np.nan

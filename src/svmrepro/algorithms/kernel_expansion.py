@@ -144,6 +144,13 @@ def supports_expansion(model) -> bool:
     )
 
 
+def _searched(model):
+    """The model a fitted search (``GridSearchCV``, nested or not) predicts with, else ``model``."""
+    while hasattr(model, "best_estimator_"):
+        model = model.best_estimator_
+    return model
+
+
 def decision_values(model, X, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> np.ndarray:
     """``model.decision_function(X)`` (``predict`` for an SVR) by blocked matrix products.
 
@@ -153,8 +160,7 @@ def decision_values(model, X, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> np.n
     another kind) is evaluated by its own ``decision_function``. A fitted search
     (``GridSearchCV``) is evaluated through its ``best_estimator_``.
     """
-    while hasattr(model, "best_estimator_"):
-        model = model.best_estimator_
+    model = _searched(model)
     if not supports_expansion(model):
         return model.decision_function(X)
     params = model.get_params()
@@ -180,9 +186,7 @@ def predict(model, X) -> np.ndarray:
     its own ``predict``. The runner scores every run through this, so plain LIBSVM baselines and
     svmrepro's estimators are evaluated by the same kernel expansions.
     """
-    unwrapped = model
-    while hasattr(unwrapped, "best_estimator_"):
-        unwrapped = unwrapped.best_estimator_
+    unwrapped = _searched(model)
     if not supports_expansion(unwrapped):
         return model.predict(X)
     values = decision_values(unwrapped, X)

@@ -196,6 +196,12 @@ def fit_each(
     return [model for model, _ in done], [seconds for _, seconds in done]
 
 
+def fit_one(estimator, X, y, sample_weight=None):
+    """A clone of ``estimator`` fitted on ``(X, y)`` (with ``sample_weight``), and its fit's seconds."""
+    (model,), (seconds,) = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
+    return model, seconds
+
+
 def map_each(function: Callable, items: Sequence, n_jobs: int | None = None) -> list:
     """``[function(item) for item in items]``, in parallel, in input order (e.g. decision values
     of each sub-model on the whole training set)."""

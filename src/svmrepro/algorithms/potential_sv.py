@@ -86,7 +86,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_each
+from svmrepro.algorithms.parallel import fit_one
 from svmrepro.metrics import support_counts
 
 
@@ -376,12 +376,6 @@ class PotentialSVFilter(BaseEstimator):
         return self.X_.copy(), self.y_.copy()
 
 
-def _timed_fit(estimator, X, y, sample_weight=None):
-    """A fitted clone of ``estimator`` and its fit's wall-clock seconds."""
-    (model,), (seconds,) = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
-    return model, seconds
-
-
 def _model_has(method: str):
     """``available_if`` check: the fitted model (else the configured one, SVC by default) has ``method``."""
 
@@ -455,10 +449,10 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
             rows = np.flatnonzero(sample_weight > 0)
         estimator = SVC(kernel="linear", C=1e6) if self.estimator is None else self.estimator
         selector = PotentialSVFilter() if self.selector is None else self.selector
-        self.selector_, filter_time = _timed_fit(selector, X[rows], y[rows])
+        self.selector_, filter_time = fit_one(selector, X[rows], y[rows])
         psv = self.potential_sv_ = rows[self.selector_.support_]
         psv_weight = None if sample_weight is None else sample_weight[psv]
-        self.estimator_, psv_time = _timed_fit(estimator, X[psv], y[psv], psv_weight)
+        self.estimator_, psv_time = fit_one(estimator, X[psv], y[psv], psv_weight)
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "support_"):
             self.support_ = psv[self.estimator_.support_]

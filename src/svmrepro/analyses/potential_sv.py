@@ -9,13 +9,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
-from svmrepro.algorithms.parallel import fit_each
-
-
-def _fit_timed(template, X, y):
-    """A clone of ``template`` (fitted or not) fitted on ``(X, y)``, and the seconds it took."""
-    (model,), (seconds,) = fit_each(template, [(X, y)])
-    return model, seconds
+from svmrepro.algorithms.parallel import fit_one
 
 
 def _hyperplane_gap(a, b) -> float:
@@ -47,14 +41,14 @@ class RetrainingAudit:
     def __call__(self, estimator, X, y) -> dict:
         X, y = np.asarray(X), np.asarray(y)
         template, psv = estimator.estimator_, estimator.potential_sv_
-        full, full_time = _fit_timed(template, X, y)
+        full, full_time = fit_one(template, X, y)
         n, violations, future_gap, n_psv_old = len(X), 0, 0.0, []
         for fraction in self.old_fractions:
             k = int(fraction * n)
             old_psv = clone(estimator.selector_).fit(X[:k], y[:k]).support_
             kept = np.concatenate([old_psv, np.arange(k, n)])
             violations += int(np.isin(full.support_, kept, invert=True).sum())
-            future_gap = max(future_gap, _hyperplane_gap(_fit_timed(template, X[kept], y[kept])[0], full))
+            future_gap = max(future_gap, _hyperplane_gap(fit_one(template, X[kept], y[kept])[0], full))
             n_psv_old.append(len(old_psv))
         times = estimator.diagnostics_
         return {
@@ -83,7 +77,7 @@ class PotentialSVPoints:
 
     def __call__(self, estimator, X, y) -> dict:
         X, y = np.asarray(X), np.asarray(y)
-        full, _ = _fit_timed(estimator.estimator_, X, y)
+        full, _ = fit_one(estimator.estimator_, X, y)
         return {
             self.key: {
                 "X": X.tolist(), "y": y.tolist(), "potential_sv": estimator.potential_sv_.tolist(),
