@@ -12,7 +12,7 @@ from svmrepro.analyses.potential_sv import PotentialSVPoints, RetrainingAudit
 from svmrepro.compose import compose_config
 from svmrepro.data.separable import Separable
 from svmrepro.errors import ConfigError
-from svmrepro.report.artifacts import load_json_artifact
+from svmrepro.tracking import artifact_dict
 from svmrepro.runner import FINISHED, run
 
 DATA = Separable(n_train=300, n_test=10, n_features=3).load(7)
@@ -89,5 +89,5 @@ def test_runner_logs_what_the_analyses_report(store_uri):
     history = MlflowClient(store_uri).get_metric_history(result.run_id, "future_n_psv_old")
     assert len(history) == 3
     run_uri = MlflowClient(store_uri).get_run(result.run_id).info.artifact_uri
-    diagnostics = load_json_artifact(run_uri, "diagnostics.json")
+    diagnostics = artifact_dict(run_uri, "diagnostics.json")
     assert len(diagnostics["points"]["X"]) == 60 and "coef_max_abs_diff" in diagnostics

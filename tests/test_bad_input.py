@@ -26,13 +26,15 @@ from sklearn.utils._param_validation import Interval, StrOptions, make_constrain
 from svmrepro.build import build
 from svmrepro.compose import CONF_DIR, compose_config
 from svmrepro.data import files
-from svmrepro.data.files import OFFLINE_ENV, PROJECT_ROOT
+from svmrepro.data.files import OFFLINE_ENV
 from svmrepro.errors import ConfigError, DataError
 from svmrepro.runner import run
 from svmrepro.tracking import Store, TrackingError, probe
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
 ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml"))
-BANANA = PROJECT_ROOT.parent / "shared" / "data" / "raetsch" / "banana.mat"
+BANANA = CHECKOUT.parent / "shared" / "data" / "raetsch" / "banana.mat"
 
 
 def _cli(*args, timeout=120):

@@ -1,4 +1,5 @@
-"""The self-benchmark estimators report what they measure; the runner logs its own overhead.
+"""The self-benchmarks report what they measure, and are measured as benchmarks (their fit, no
+error rate, nothing predicted); the runner logs its own overhead.
 
 The numbers themselves (speedups, seconds) are never asserted: they depend on the machine.
 """
@@ -6,16 +7,17 @@ The numbers themselves (speedups, seconds) are never asserted: they depend on th
 import time
 
 import mlflow
-import numpy as np
 import pytest
+from sklearn.base import is_classifier
 from sklearn.svm import SVC
 
-from svmrepro import bench
+from svmrepro import bench, measures
 from svmrepro.algorithms.wen_lu_cascade import WenLuCascadeSVC
 from svmrepro.algorithms.cross_training import CrossTrainingSVC
 from svmrepro.algorithms.parallel import backend_context
 from svmrepro.bench_expansion import KernelExpansionBenchmark
 from svmrepro.data.checkerboard import Checkerboard
+from svmrepro.measures import measure_for
 from svmrepro.runner import FINISHED, run
 
 DATA = Checkerboard(n_train_per_class=150, n_test_per_class=50).load(1)
@@ -35,7 +37,6 @@ def test_parallel_speedup_reports_both_times_and_the_same_model(estimator):
     assert diag["same_model"] == 1.0
     assert len(diag["fit_s_njobs2_rounds"]) == 2
     assert model.support_counts_["n_sv"] > 0
-    assert np.array_equal(model.predict(DATA.X_test), model.estimator_.predict(DATA.X_test))
     assert estimator.get_params()["n_jobs"] in (None, 1)  # the estimator given is left as it was
 
 
@@ -56,8 +57,7 @@ def test_regeneration_benchmark_times_a_rebuild_and_leaves_no_files(tmp_path, mo
     assert diag["regenerate_s"] == pytest.approx(diag["read_runs_s"] + diag["build_output_s"])
     assert diag["n_runs"] == 20
     assert list(tmp_path.iterdir()) == []
-    assert mlflow.get_tracking_uri() == uri_before
-    assert set(model.predict(DATA.X_test)) == {model.constant_}
+    assert mlflow.get_tracking_uri() == uri_before  # its store is reached through its own client only
 
 
 def test_synthetic_runs_have_distinct_configurations():
@@ -83,9 +83,27 @@ def test_kernel_expansion_benchmark_times_both_paths_on_one_model():
     assert diag["speedup"] == pytest.approx(diag["libsvm_s"] / diag["expansion_s"])
     assert diag["max_rel_diff"] < 1e-9
     assert diag["peak_mib"] > 0 and diag["n_eval"] == 400 and len(diag["expansion_s_rounds"]) == 2
-    np.testing.assert_array_equal(model.predict(DATA.X_test), model.estimator_.predict(DATA.X_test))
 
 
 def test_kernel_expansion_benchmark_refuses_a_model_it_cannot_expand():
     with pytest.raises(ValueError, match="not a binary LIBSVM model"):
         KernelExpansionBenchmark(SVC(kernel="precomputed")).fit(DATA.X_train @ DATA.X_train.T, DATA.y_train)
+
+
+@pytest.mark.parametrize(
+    "benchmark", [bench.RegenerationBenchmark(), KernelExpansionBenchmark(SVC()), bench.ParallelSpeedup(WenLuCascadeSVC())],
+    ids=["regenerate", "kernel_expansion", "parallel"],
+)
+def test_a_benchmark_does_not_pose_as_a_classifier(benchmark):
+    assert not is_classifier(benchmark)
+    assert not hasattr(benchmark, "predict") and not hasattr(benchmark, "decision_function")
+    assert measure_for(None, benchmark, DATA) is measures.benchmark
+
+
+def test_a_benchmark_run_logs_its_timings_and_no_error_rate(tiny_cfg, monkeypatch, tmp_path):
+    monkeypatch.setattr(bench, "scratch_dir", lambda: str(tmp_path))
+    cfg = tiny_cfg("algorithm=bench_regenerate", "algorithm.n_runs=5", "algorithm.repeats=1")
+    result = run(cfg, {"experiment": "test/bench", "dataset": "gaussian_clouds", "algorithm": "bench_regenerate"})
+    assert result.status == FINISHED
+    assert {"regenerate_s", "read_runs_s", "build_output_s", "n_runs", "fit_time_s", "n_train"} <= set(result.metrics)
+    assert not [name for name in result.metrics if "error" in name or "predict" in name or name.startswith("data.")]

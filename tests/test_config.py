@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hydra.errors import ConfigCompositionException
@@ -57,10 +58,31 @@ def test_bad_values_name_the_key_the_value_and_what_is_allowed(override, key):
     assert "expected" in message or "must be" in message
 
 
-def test_unknown_mode_is_refused_at_composition_with_the_valid_ones():
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [  # the run_settings schema (svmrepro.settings): Hydra's own message, before any data is read
+        ("seed=abc", "Value 'abc' of type 'str' could not be converted to Integer"),
+        ("mode=fast", "Invalid value 'fast', expected one of [quick, full]"),
+        ("tracking.uri=[1]", "Cannot convert 'list' to string: '[1]'"),
+        ("force=maybe", "Value 'maybe' is not a valid bool"),
+        ("sweep_jobs=two", "Value 'two' of type 'str' could not be converted to Integer"),
+        ("parallel.backend=mpi", "Invalid value 'mpi', expected one of [loky, threading, dask, ray]"),
+    ],
+)
+def test_a_wrong_type_is_refused_at_composition_with_hydra_s_message(override, message):
     with pytest.raises(ConfigCompositionException) as err:
-        compose_config(["mode=fast"])
-    assert "expected one of [quick, full]" in str(err.value.__cause__)
+        compose_config([override])
+    assert message in str(err.value.__cause__ or err.value)
+
+
+def test_command_line_wrong_type_exits_with_hydra_s_message(tmp_path):
+    run = Path(sys.executable).with_name("svmrepro-run")
+    command = [str(run)] if run.is_file() else [sys.executable, "-m", "svmrepro"]
+    done = subprocess.run([*command, "seed=abc"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode != 0
+    assert "Error merging override seed=abc" in done.stderr
+    assert "Value 'abc' of type 'str' could not be converted to Integer" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_unknown_group_option_lists_the_valid_ones():

@@ -31,9 +31,10 @@ def swept(tmp_path_factory):
     store_uri = f"sqlite:///{root / 'mlflow.db'}"
     first_log = _sweep(store_uri, root / "sweep1")
     mlflow.set_tracking_uri(store_uri)
-    first = mlflow.search_runs(experiment_names=[EXPERIMENT])
+    results = "tags.`svmrepro.kind` = 'result'"  # each sweep also has its parent run
+    first = mlflow.search_runs(experiment_names=[EXPERIMENT], filter_string=results)
     second_log = _sweep(store_uri, root / "sweep2")
-    second = mlflow.search_runs(experiment_names=[EXPERIMENT])
+    second = mlflow.search_runs(experiment_names=[EXPERIMENT], filter_string=results)
     return root, store_uri, first, second, first_log, second_log
 
 
@@ -42,12 +43,15 @@ def test_both_jobs_finish_in_a_new_store(swept):
     assert len(first) == 2 and set(first["status"]) == {"FINISHED"}
     assert sorted(first["params.dataset.n_train"].astype(int)) == [150, 200]
     assert "already exists" not in first_log
+    assert "sweep ended: 2 jobs" in first_log and "2 done, 0 skipped, 0 failed" in first_log
 
 
 def test_rerunning_the_sweep_executes_nothing(swept):
     _, _, first, second, _, second_log = swept
     assert sorted(second["run_id"]) == sorted(first["run_id"])
     assert second_log.count("skip: run") == 2
+    # the sweeper tells a skipped job from one that ran by the status the job recorded (progress.jsonl)
+    assert "0 done, 2 skipped, 0 failed" in second_log
 
 
 def test_reproduce_builds_the_output_and_rebuilds_it_from_csv(swept):

@@ -1,14 +1,17 @@
 """Every experiment, shrunk by its ``smoke:`` overrides, runs its whole sweep and builds its output."""
 
+from pathlib import Path
+
 import pytest
 from omegaconf import OmegaConf
 
 from svmrepro.compose import compose_config, compose_run, experiments, sweep_jobs
-from svmrepro.data.files import PROJECT_ROOT
 from svmrepro.report import build_output
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.report.spec import spec_from_config
 from svmrepro.runner import run
+
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("experiment", experiments())
@@ -22,7 +25,7 @@ def test_experiment_smoke_runs_its_sweep_and_builds_its_output(experiment, store
     runs = runs_from_mlflow(experiment, "quick", store_uri)
     assert len(runs) == len(jobs)
     spec = spec_from_config(experiment, cfg.report)
-    paths = build_output(spec, runs, tmp_path, PROJECT_ROOT, "quick")
+    paths = build_output(spec, runs, tmp_path, "quick")
     assert paths.table_md.is_file() and paths.figure.is_file()
 
 

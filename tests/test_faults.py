@@ -83,10 +83,13 @@ def _sweep(root: Path, name: str, *extra: str, **env: str) -> subprocess.Complet
 
 
 def _status_counts(db: Path) -> Counter:
-    """Run statuses straight from the SQLite file, read-only (empty while the store is being made)."""
+    """Statuses of the sweep's runs (not of its parent run) straight from the SQLite file, read-only
+    (empty while the store is being made)."""
+    query = ("select status, count(*) from runs where run_uuid not in (select run_uuid from tags"
+             " where key = 'svmrepro.kind' and value = 'sweep') group by status")
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
-            return Counter(dict(con.execute("select status, count(*) from runs group by status").fetchall()))
+            return Counter(dict(con.execute(query).fetchall()))
     except sqlite3.Error:
         return Counter()
 
@@ -98,6 +101,7 @@ def _runs(root: Path) -> list[SimpleNamespace]:
         SimpleNamespace(id=r.info.run_id, status=r.info.status, seed=int(r.data.tags["seed"]), tags=r.data.tags,
                         artifact_uri=r.info.artifact_uri)
         for r in client.search_runs([experiment.experiment_id], max_results=1000)
+        if r.data.tags.get("svmrepro.kind") != "sweep"  # the sweep's parent run
     ]
 
 

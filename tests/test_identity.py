@@ -1,6 +1,14 @@
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import pandas as pd
+import pytest
 from omegaconf import OmegaConf
 
+from svmrepro import identity
+from svmrepro.compose import compose_run, experiments, sweep_jobs
 from svmrepro.identity import config_hash, flatten, identity_config, run_key
+from svmrepro.settings import Identity, RunSettings, identity_roles, setting
 
 BASE = {"seed": 0, "dataset": {"n_train": 100, "std": 2.0}, "algorithm": {"C": 1.0}}
 
@@ -39,3 +47,75 @@ def test_flatten_and_identity_config():
     cfg = OmegaConf.create({**BASE, "tracking": {"uri": None}})
     assert "tracking" not in identity_config(cfg)
     assert flatten(identity_config(cfg)) == {"seed": 0, "dataset.n_train": 100, "dataset.std": 2.0, "algorithm.C": 1.0}
+
+
+# ---------------------------------------------------------------------------------------------
+# The identity roles moved from lists in identity.py to the schema's field metadata (issue 18):
+# no run's identity may change, or every committed run would count as missing.
+
+#: the lists identity.py had before; frozen here to compare with what the schema declares
+OLD_NON_IDENTITY_KEYS = {"hydra", "tracking", "force", "label", "sweep", "sweep_jobs", "smoke", "report", "parallel"}
+OLD_WHEN_SET_KEYS = {"surface", "analysis"}
+#: settings added since, null unless a run sets them (a config then had no such key)
+NEW_KEYS = {"measure"}
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def old_identity_config(cfg) -> dict:
+    plain = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    return {k: v for k, v in plain.items()
+            if not (k in NEW_KEYS and v is None) and k not in OLD_NON_IDENTITY_KEYS and not (k in OLD_WHEN_SET_KEYS and v is None)}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [  # config_hash computed with the old lists
+        (["experiment=cross_training/fig3_baseline"], "3462a9baa5ebb58d796966f51e07eabc237823f750df4e96676af58794dc219e"),
+        (["experiment=cross_training/fig3_baseline", "mode=full", "seed=3"],
+         "12a2ea6aadebe3a48f77a0c94c09bb0d685f0273a713e74cb671cca8bcde4fde"),
+        (["experiment=bench/regenerate", "mode=full"], "db4d0738900328a96e5e0a4ef64c07d7c598c9c774023ac654139c0939602ce0"),
+        (["experiment=bench/kernel_expansion"], "cc30ae86d6235db8e36aa5d845c4fb14f9067957154a0f1e224358b1a2478889"),
+        (["experiment=cascade/table1", "selection=grid_cv"],
+         "6ce8b92561352bba916d56940260e4e8d6ed8985a966d61c45dee597424c54e9"),
+    ],
+)
+def test_config_hash_of_composed_experiments_is_unchanged(overrides, expected):
+    assert config_hash(compose_run(overrides)[0]) == expected
+
+
+@pytest.mark.parametrize("experiment", experiments())
+def test_the_schema_keeps_every_experiment_s_identity(experiment):
+    cfg = compose_run([f"experiment={experiment}"])[0]
+    assert identity_config(cfg) == old_identity_config(cfg)
+
+
+@pytest.mark.parametrize("experiment", ["bench/regenerate", "bench/kernel_expansion", "mixture/fig1"])
+def test_committed_runs_keep_their_config_hash(experiment):
+    committed = set(pd.read_csv(RESULTS / f"{experiment}.runs.csv")["tags.config_hash"])
+    base = [f"experiment={experiment}", "mode=full"]
+    sweep = compose_run(base)[0].sweep.full
+    ours = {config_hash(compose_run([*base, *job])[0]) for job in sweep_jobs(sweep)}
+    assert committed <= ours
+
+
+def test_every_setting_declares_its_role_and_the_key_sets_come_from_the_schema():
+    roles = identity_roles()
+    assert set(roles) == {f.name for f in fields(RunSettings)}
+    assert identity.NON_IDENTITY_KEYS == {"hydra"} | {k for k, r in roles.items() if r is Identity.never}
+    assert identity.WHEN_SET_KEYS == {k for k, r in roles.items() if r is Identity.when_set}
+
+
+def test_a_setting_without_a_role_is_refused():
+    @dataclass
+    class Settings:
+        seed: int = setting(Identity.always, default=0)
+        verbose: bool = False
+
+    with pytest.raises(TypeError, match="Settings.verbose declares no identity role"):
+        identity_roles(Settings)
+
+
+def test_a_when_set_key_counts_only_when_set():
+    chosen = {**BASE, "measure": {"_target_": "svmrepro.measures.benchmark", "_partial_": True}}
+    assert config_hash(OmegaConf.create({**BASE, "measure": None})) == config_hash(OmegaConf.create(BASE))
+    assert config_hash(OmegaConf.create(chosen)) != config_hash(OmegaConf.create(BASE))

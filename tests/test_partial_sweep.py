@@ -36,6 +36,6 @@ def test_a_key_of_one_algorithm_fails_only_the_jobs_of_the_others(tmp_path):
         assert line.endswith("ConfigCompositionException: Could not override 'algorithm.r'. Key 'r' is not in struct")
     assert "sweep ended: 4 jobs" in done.stdout and "2 done, 0 skipped, 2 failed" in done.stdout
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    runs = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id])
+    runs = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id], "tags.`svmrepro.kind` = 'result'")
     assert sorted((run.data.tags["algorithm"], run.info.status, run.data.params["algorithm.r"]) for run in runs) == [
         ("cascade_svc", "FINISHED", "0.5")] * 2

@@ -62,7 +62,7 @@ def test_unknown_report_key_is_refused():
 
 
 def test_build_output_writes_all_four_files(tmp_path):
-    paths = build_output(SPEC, RUNS, tmp_path, tmp_path, "quick")
+    paths = build_output(SPEC, RUNS, tmp_path, "quick")
     for path in (paths.table_md, paths.table_csv, paths.figure, paths.runs_csv):
         assert path.stat().st_size > 0
     assert "20 ± 10" in paths.table_md.read_text()
@@ -103,7 +103,7 @@ def test_rows_from_metrics_unfolds_per_step_metrics_into_rows(tmp_path):
     assert list(table.index) == ["step1.T1", "step2.T12"]  # the svc run has no step metrics
     assert table.loc["step1.T1", "n_sv_mean"] == 4.0 and table.loc["step1.T1", "runs"] == 2
     assert table.loc["step2.T12", "fit_time_s_mean"] == pytest.approx(0.2)
-    assert "step1.T1" in build_output(spec, runs, tmp_path, tmp_path, "quick").table_md.read_text()
+    assert "step1.T1" in build_output(spec, runs, tmp_path, "quick").table_md.read_text()
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_scatter_points_go_to_a_sidecar_that_from_csv_rebuilds_the_picture(tmp_p
     artifacts = {"file:///a/r1": {"points": POINTS, "n_sv": 2}, "file:///a/r2": {"n_sv": 2}}  # r2 has no points
     monkeypatch.setattr(mlflow.artifacts, "load_dict", lambda uri: artifacts[uri.removesuffix("/diagnostics.json")])
     from_store = SCATTER_RUNS.assign(artifact_uri=["file:///a/r1", "file:///a/r2"])
-    paths = build_output(SCATTER_SPEC, from_store, tmp_path, tmp_path, "quick")
+    paths = build_output(SCATTER_SPEC, from_store, tmp_path, "quick")
     assert "artifact_uri" not in paths.runs_csv.read_text()  # a local path has no place in git
     stored = json.loads(paths.points_json.read_text())
     assert list(stored) == ["r1"] and set(stored["r1"]) == {"X", "y", "psv", "sv"}
@@ -157,7 +157,7 @@ def test_scatter_points_go_to_a_sidecar_that_from_csv_rebuilds_the_picture(tmp_p
 
     monkeypatch.setattr(mlflow.artifacts, "load_dict", None)  # --from-csv never asks MLflow
     paths.scatter.unlink()
-    rebuilt = build_output(SCATTER_SPEC, read_runs(paths.runs_csv), tmp_path, tmp_path, "quick")
+    rebuilt = build_output(SCATTER_SPEC, read_runs(paths.runs_csv), tmp_path, "quick")
     assert rebuilt.scatter.is_file() and json.loads(rebuilt.points_json.read_text()) == stored
 
 

@@ -4,17 +4,20 @@ import math
 
 import mlflow
 import pandas as pd
+from pathlib import Path
+
 import pytest
 from mlflow.entities import ViewType
 
 from svmrepro.compose import compose_config, compose_run, sweep_jobs
-from svmrepro.data.files import PROJECT_ROOT
 from svmrepro.report.runs import read_runs
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper
 from svmrepro.reproduce import DIFFERS, NO_RUNS, WITHIN_RANGE, WITHIN_TOLERANCE, claims, our_numbers, verdict
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
+
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 NAN = math.nan
 
@@ -168,7 +171,7 @@ def test_bench_readme_links_the_protocol_only_relatively(tmp_path, store_uri, in
     code = reproduce(["--experiment", "bench/overhead", "--results-dir", str(root / "results"), "--tracking-uri", store_uri])
     assert code == 0
     page = (root / "results" / "bench" / "README.md").read_text()
-    assert str(tmp_path) not in page and str(PROJECT_ROOT) not in page
+    assert str(tmp_path) not in page and str(CHECKOUT) not in page
     assert ("(../../experiments/bench/README.md)" in page) is in_checkout
     built = page.split("## ")[1:]
     assert sum("not built yet" not in section for section in built) == 1

@@ -1,10 +1,19 @@
 """One run through the runner into a temporary MLflow store."""
 
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
 import mlflow
+import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from svmrepro.runner import FINISHED, SKIPPED, run
+from svmrepro.environment import environment_tags
+from svmrepro.report.runs import runs_from_mlflow
+from svmrepro.runner import FINISHED, SKIPPED, run, run_name
+from svmrepro.tracking import PrepareStore, Store, mlflow_names, svmrepro_names, sweep_run_id
 
 CHOICES = {"experiment": "test/runner", "dataset": "gaussian_clouds", "algorithm": "svc_linear"}
 
@@ -19,8 +28,10 @@ def test_run_logs_metrics_params_tags_and_config(tiny_cfg, store_uri):
     assert result.status == FINISHED
     row = _runs(store_uri).iloc[0]
     for metric in ("n_train", "n_test", "n_sv", "n_bounded_sv", "n_free_sv", "train_error", "test_error",
-                   "fit_time_s", "predict_time_s", "data.bayes_risk"):
+                   "fit_time_s", "predict_time_s"):
         assert f"metrics.{metric}" in row.index, metric
+    # a data-set constant is a param, not a chart
+    assert "metrics.data.bayes_risk" not in row.index and float(row["params.data.bayes_risk"]) > 0
     assert row["metrics.n_train"] == 120 and row["metrics.n_test"] == 200
     assert row["metrics.n_sv"] == row["metrics.n_bounded_sv"] + row["metrics.n_free_sv"]
     assert 0 <= row["metrics.test_error"] <= 1
@@ -68,3 +79,137 @@ def test_a_run_that_raises_is_marked_failed_with_its_traceback(tiny_cfg, store_u
     assert "traceback.txt" in [a.path for a in client.list_artifacts(row["run_id"])]
     text = mlflow.artifacts.load_text(f"{row['artifact_uri']}/traceback.txt")
     assert "ValueError" in text
+
+
+# --- MLflow's conventions: standard tags, data set input, names, parent runs, models ----------
+
+def _run_of(store_uri, run_id):
+    return MlflowClient(store_uri).get_run(run_id)
+
+
+def test_a_run_has_mlflows_source_user_and_git_tags_and_its_data_set_as_an_input(tiny_cfg, store_uri):
+    result = run(tiny_cfg(), CHOICES)
+    found = _run_of(store_uri, result.run_id)
+    tags = found.data.tags
+    assert tags["mlflow.source.type"] == "LOCAL" and tags["mlflow.source.name"] and tags["mlflow.user"]
+    assert tags["svmrepro.kind"] == "result"
+    if environment_tags()["git_commit"] != "unknown":
+        assert tags["mlflow.source.git.commit"] == environment_tags()["git_commit"]
+    (given,) = found.inputs.dataset_inputs
+    assert given.dataset.name == "gaussian_clouds"
+    assert given.dataset.digest == tags["data_fingerprint"][:36]
+    assert given.dataset.source_type == "code" and "GaussianClouds" in given.dataset.source
+    assert '"n_train": "120"' in given.dataset.source  # the generator's parameters
+    assert "X_train" in given.dataset.schema
+
+
+def test_a_run_name_holds_the_swept_values_and_repeats_only_for_the_same_computation(tiny_cfg, store_uri):
+    overrides = ["experiment=test/runner", "mode=quick", f"tracking.uri={store_uri}", "dataset.n_train=120",
+                 "algorithm.C=2", "selection.param_grid.C=[1.0]", "seed=3", "hydra.launcher.n_jobs=2"]
+    assert run_name("svc", "gaussian_clouds", 3, overrides) == (
+        "svc-gaussian_clouds-n_train=120-algorithm.C=2-selection.param_grid.C=[1.0]-seed=3")
+    first = run(tiny_cfg(), CHOICES, overrides=["dataset.n_train=120"])
+    forced = run(tiny_cfg("force=true"), CHOICES, overrides=["dataset.n_train=120"])
+    other = run(tiny_cfg("dataset.n_test=150"), CHOICES, overrides=["dataset.n_train=120"])  # another identity
+    names = [_run_of(store_uri, r.run_id).info.run_name for r in (first, forced, other)]
+    assert names[0] == names[1] == "svc_linear-gaussian_clouds-n_train=120-seed=0"
+    assert names[2] == f"{names[0]}-{other.run_key[:8]}"
+
+
+def test_diagnostics_are_logged_with_slashes_constants_as_params_and_read_back_by_their_names(tiny_cfg, store_uri):
+    metrics, params = mlflow_names({"n_sv": 3.0, "step1.T1.n_sv": 2.0, "data.bayes_risk": 0.1})
+    assert metrics == {"n_sv": 3.0, "step1/T1/n_sv": 2.0} and params == {"data.bayes_risk": 0.1}
+    frame = pd.DataFrame({"metrics.step1/T1/n_sv": [2.0], "params.data.bayes_risk": ["0.1"], "params.seed": ["0"]})
+    assert svmrepro_names(frame).to_dict("list") == {
+        "metrics.step1.T1.n_sv": [2.0], "metrics.data.bayes_risk": [0.1], "params.seed": ["0"]}
+    run(tiny_cfg("mode=quick"), CHOICES)
+    (row,) = runs_from_mlflow("test/runner", "quick", store_uri).to_dict("records")
+    assert row["metrics.data.bayes_risk"] > 0  # what report specs name, from the param MLflow holds
+
+
+def test_a_run_logs_its_model_and_system_metrics_when_asked(tiny_cfg, store_uri, monkeypatch):
+    import mlflow.sklearn
+    import numpy as np
+
+    monkeypatch.setattr("svmrepro.tracking.SYSTEM_METRICS_INTERVAL_S", 0.01)  # a sample within the tiny fit
+    # a fit of a second or so: long enough for a sample
+    result = run(tiny_cfg("tracking.log_model=true", "tracking.system_metrics=true", "dataset.n_train=1500"), CHOICES)
+    found = _run_of(store_uri, result.run_id)
+    assert any(key.startswith("system/cpu_utilization") for key in found.data.metrics)
+    (output,) = found.outputs.model_outputs
+    logged = MlflowClient(store_uri).get_logged_model(output.model_id)
+    assert logged.source_run_id == result.run_id and str(logged.status) == "READY"
+    model = mlflow.sklearn.load_model(logged.artifact_location)
+    assert model.predict(np.zeros((2, 10))).shape == (2,)
+    plain = _run_of(store_uri, run(tiny_cfg("force=true"), CHOICES).run_id)
+    assert not plain.outputs.model_outputs and not any(k.startswith("system/") for k in plain.data.metrics)
+
+
+def test_finished_run_lookups_skip_sweep_and_report_runs(store_uri):
+    store = Store(store_uri)
+    experiment_id = store.experiment_id("test/runner")
+    for kind in ("sweep", "report"):  # runs that are no results, even with a result's tags
+        run_id = store.start_run(experiment_id, kind, {"svmrepro.kind": kind, "run_key": "k", "mode": "quick"})
+        store.terminate(run_id, "FINISHED")
+    assert store.finished_run_id(experiment_id, "k") is None
+    assert store.finished_key_counts("test/runner", "quick") == {}
+    result = store.start_run(experiment_id, "r", {"run_key": "k", "mode": "quick"})  # an older run: no kind tag
+    store.terminate(result, "FINISHED")
+    assert store.finished_run_id(experiment_id, "k") == result
+
+
+@pytest.mark.parametrize(("children", "at_exit", "status"), [
+    (["FINISHED", "FINISHED"], False, "FINISHED"),
+    ([], False, "FINISHED"),  # every job skipped
+    (["FINISHED", "FAILED"], False, "FAILED"),
+    (["FINISHED"], True, "FAILED"),  # ended without on_multirun_end: a job failed before its run existed
+    (["FINISHED", "KILLED"], True, "KILLED"),  # Ctrl-C
+])
+def test_a_sweeps_parent_run_ends_as_its_runs_did(store_uri, children, at_exit, status):
+    store = Store(store_uri)
+    experiment_id = store.experiment_id("test/runner")
+    parent = store.start_run(experiment_id, "sweep", {"svmrepro.kind": "sweep"})
+    for child in children:
+        store.terminate(store.start_run(experiment_id, "job", {}, parent_run_id=parent), child)
+    callback = PrepareStore()
+    callback._sweep = (store, experiment_id, parent)
+    callback._close(at_exit=at_exit)
+    callback._close(at_exit=True)  # the exit hook after on_multirun_end: nothing left to do
+    assert _run_of(store_uri, parent).info.status == status
+
+
+def test_a_sweep_run_whose_process_was_killed_is_marked_killed_by_the_next_sweep(store_uri):
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # reaped: its pid names no process
+    store = Store(store_uri)
+    experiment_id = store.experiment_id("test/runner")
+    tags = {"svmrepro.kind": "sweep", "process.host": socket.gethostname(), "process.pid": str(gone.pid)}
+    parent = store.start_run(experiment_id, "sweep", tags)
+    assert store.mark_orphan_sweeps_killed(experiment_id) == [parent]
+    assert _run_of(store_uri, parent).info.status == "KILLED"
+
+
+def test_a_sweep_nests_its_runs_under_one_parent_run_each_time_it_is_run(tmp_path):
+    """svmrepro-run -m with joblib workers (other processes): the jobs find the parent run in the sweep
+    folder. Run again, every job is skipped: a new parent, FINISHED, with no child."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    command = [str(Path(sys.executable).with_name("svmrepro-run")), "-m", "--quiet",
+               "experiment=cross_training/fig3_baseline", "mode=quick", f"tracking.uri={uri}",
+               "dataset.n_train=120,160", "dataset.n_test=200", "seed=0", "selection.cv.n_splits=2",
+               "selection.param_grid.C=[1.0]", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    for _ in range(2):
+        done = subprocess.run(command, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+    client = MlflowClient(uri)
+    experiment_id = client.get_experiment_by_name("cross_training/fig3_baseline").experiment_id
+    parents = client.search_runs([experiment_id], "tags.`svmrepro.kind` = 'sweep'", order_by=["start_time ASC"])
+    assert len(parents) == 2 and {p.info.status for p in parents} == {"FINISHED"}
+    assert all(p.info.run_name.startswith("sweep-cross_training/fig3_baseline-") for p in parents)
+    first, again = (p.info.run_id for p in parents)
+    children = client.search_runs([experiment_id], f"tags.`mlflow.parentRunId` = '{first}'")
+    assert sorted(c.info.run_name for c in children) == [
+        f"svc_linear-gaussian_clouds-n_train={n}-n_test=200-n_splits=2-C=[1.0]-seed=0" for n in (120, 160)]
+    assert not client.search_runs([experiment_id], f"tags.`mlflow.parentRunId` = '{again}'")
+    assert len(runs_from_mlflow("cross_training/fig3_baseline", "quick", uri)) == 2  # the parents are no results
+    (sweep_dir,) = {Path(p.data.tags["sweep_dir"]) for p in parents[:1]}
+    assert sweep_run_id(tmp_path / sweep_dir) == first

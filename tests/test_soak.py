@@ -38,7 +38,8 @@ def _sweep(root: Path, db: Path, name: str, seeds: int, *launcher: str) -> list[
 def _finished(db: Path) -> int:
     try:
         with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=1) as con:
-            return con.execute("select count(*) from runs where status = 'FINISHED'").fetchone()[0]
+            return con.execute("select count(*) from runs where status = 'FINISHED' and run_uuid not in (select"
+                               " run_uuid from tags where key = 'svmrepro.kind' and value = 'sweep')").fetchone()[0]
     except sqlite3.Error:
         return 0
 
@@ -49,6 +50,7 @@ def _audit(db: Path, seeds: int) -> dict[str, object]:
         integrity = con.execute("pragma integrity_check").fetchall()
     client = MlflowClient(f"sqlite:///{db}")
     runs = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id], max_results=5000)
+    runs = [r for r in runs if r.data.tags.get("svmrepro.kind") != "sweep"]  # not the sweeps' parent runs
     finished = [r for r in runs if r.info.status == "FINISHED"]
     for r in finished:
         assert "test_error" in r.data.metrics, r.info.run_id

@@ -87,7 +87,7 @@ def test_report_draws_each_groups_lowest_seed_and_from_csv_redraws_it(tmp_path, 
         return SURFACE
 
     monkeypatch.setattr(mlflow.artifacts, "load_dict", load_dict)
-    paths = build_output(SPEC, RUNS, tmp_path, tmp_path, "quick")
+    paths = build_output(SPEC, RUNS, tmp_path, "quick")
     assert sorted(asked) == ["file:///s/a0/surface.json", "file:///s/b0/surface.json"]  # not seed 1's
     stored = json.loads(paths.surface_json.read_text())
     assert list(stored) == ["a0", "b0"] and paths.surface.read_bytes()[:4] == b"\x89PNG"
@@ -95,14 +95,14 @@ def test_report_draws_each_groups_lowest_seed_and_from_csv_redraws_it(tmp_path, 
 
     monkeypatch.setattr(mlflow.artifacts, "load_dict", None)  # --from-csv never asks MLflow
     paths.surface.unlink()
-    rebuilt = build_output(SPEC, read_runs(paths.runs_csv), tmp_path, tmp_path, "quick")
+    rebuilt = build_output(SPEC, read_runs(paths.runs_csv), tmp_path, "quick")
     assert rebuilt.surface.is_file() and json.loads(rebuilt.surface_json.read_text()) == stored
 
 
 def test_report_says_how_to_get_surfaces_when_no_run_logged_one(tmp_path, monkeypatch):
     monkeypatch.setattr(mlflow.artifacts, "load_dict", lambda uri: (_ for _ in ()).throw(OSError("absent")))
     with pytest.raises(Exception, match=r"no run logged surface.json: set `surface: \{\}`"):
-        build_output(SPEC, RUNS, tmp_path, tmp_path, "quick")
+        build_output(SPEC, RUNS, tmp_path, "quick")
 
 
 def test_report_surface_must_be_a_boolean():

@@ -1,13 +1,18 @@
 """The MLflow UI: ``make ui`` serves the runner's store, and a server over a store the tests filled
 serves its experiments, runs, metrics and the built outputs (logged by svmrepro-reproduce)."""
 
+import base64
+import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
@@ -15,11 +20,13 @@ from mlflow import MlflowClient
 from mlflow.entities import ViewType
 
 from svmrepro.compose import compose_config, compose_run, sweep_jobs
-from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.report.artifacts import html_page
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
 from svmrepro.tracking import sqlite_path, tracking_uri
+
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 EXPERIMENT = "cross_training/fig3_baseline"
 OUTPUT = "fig3_baseline"
@@ -45,11 +52,10 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def started(store):
-    """``mlflow server`` on a free loopback port over the store, started early (it takes seconds to
-    import) and stopped with its workers."""
-    root, uri = store
+@contextlib.contextmanager
+def serving(root: Path, uri: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``mlflow server`` on a free loopback port over the store ``uri`` (its log in ``root``), stopped
+    with its workers; yields its URL and process as soon as it is started (it takes seconds to import)."""
     url = f"http://127.0.0.1:{_free_port()}"
     command = [
         sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
@@ -57,7 +63,10 @@ def started(store):
         "--port", url.rsplit(":", 1)[1], "--workers", "1",
     ]
     with open(root / "server.log", "w") as log:
-        process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # no job runner (its ten huey consumers take a core from the rest of the suite; the UI needs none)
+        env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+        process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                   env=env)
     try:
         yield url, process
     finally:
@@ -67,6 +76,28 @@ def started(store):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def wait_healthy(root: Path, url: str, process: subprocess.Popen) -> str:
+    """``url`` once the server answers /health (its log's end if it died first)."""
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        assert process.poll() is None, (root / "server.log").read_text()[-3000:]
+        assert time.monotonic() < deadline, f"no /health in {STARTUP_S} s"
+        try:
+            if requests.get(f"{url}/health", timeout=2).ok:
+                return url
+        except (requests.ConnectionError, requests.Timeout):  # not listening yet, or still starting
+            pass
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def started(store):
+    """The server over the store, started early (it takes seconds to import)."""
+    root, uri = store
+    with serving(root, uri) as found:
+        yield found
 
 
 @pytest.fixture(scope="module")
@@ -94,16 +125,7 @@ def server(store, started, built):
     """The server's URL once it answers /health."""
     root, _ = store
     url, process = started
-    deadline = time.monotonic() + STARTUP_S
-    while True:
-        assert process.poll() is None, (root / "server.log").read_text()[-3000:]
-        assert time.monotonic() < deadline, f"no /health in {STARTUP_S} s"
-        try:
-            if requests.get(f"{url}/health", timeout=2).ok:
-                return url
-        except (requests.ConnectionError, requests.Timeout):  # not listening yet, or still starting
-            pass
-        time.sleep(0.5)
+    return wait_healthy(root, url, process)
 
 
 def _api(url: str, endpoint: str, **params) -> dict:
@@ -126,7 +148,7 @@ def _output_files(root) -> dict:
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_ui_serves_the_store_and_artifact_root_the_runner_uses_by_default(monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    printed = subprocess.run(["make", "-n", "ui"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True)
+    printed = subprocess.run(["make", "-n", "ui"], cwd=CHECKOUT, capture_output=True, text=True, check=True)
     command = printed.stdout.replace("\\\n", " ").split()
     assert command[command.index("--backend-store-uri") + 1] == tracking_uri()
     artifact_root = sqlite_path(tracking_uri()).parent / "mlartifacts"  # where Store puts a new experiment's
@@ -139,10 +161,12 @@ def test_a_rebuild_replaces_the_report_runs_artifacts_and_it_is_no_result(store,
     client = MlflowClient(uri)
     (report,) = client.search_runs([experiment_id], REPORT_RUNS, run_view_type=ViewType.ALL)
     assert report.info.run_id == first_id and report.info.status == "FINISHED"
-    assert report.info.run_name == "report-quick" and report.data.tags["svmrepro.mode"] == "quick"
+    assert report.info.run_name == f"report-{EXPERIMENT}-quick" and report.data.tags["svmrepro.mode"] == "quick"
+    assert report.data.tags["mlflow.source.type"] == "LOCAL" and report.data.tags["mlflow.user"]
     files = _output_files(root)
     assert {f"{OUTPUT}.md", f"{OUTPUT}.csv", f"{OUTPUT}.png", f"{OUTPUT}.runs.csv"} <= set(files)
-    assert {a.path for a in client.list_artifacts(first_id)} == set(files)  # stale.txt is gone
+    # stale.txt is gone; the page as HTML, its picture inside, for the UI (tests/test_browser_ui.py)
+    assert {a.path for a in client.list_artifacts(first_id)} == set(files) | {f"{OUTPUT}.html"}
     logged = client.download_artifacts(first_id, f"{OUTPUT}.md", str(root / "downloaded"))
     assert open(logged).read() == files[f"{OUTPUT}.md"].read_text()
     assert len(runs_from_mlflow(EXPERIMENT, "quick", uri)) == 2
@@ -168,9 +192,24 @@ def test_the_server_serves_the_outputs_logged_as_artifacts(server, store, built)
     (root, _), (experiment_id, report_id) = store, built
     listed = _api(server, "artifacts/list", run_id=report_id)
     files = _output_files(root)
-    assert {f["path"] for f in listed["files"]} == set(files)
+    assert {f["path"] for f in listed["files"]} == set(files) | {f"{OUTPUT}.html"}
     figure = requests.get(f"{server}/get-artifact", params={"path": f"{OUTPUT}.png", "run_uuid": report_id}, timeout=30)
     assert figure.ok and figure.content == files[f"{OUTPUT}.png"].read_bytes()
     assert figure.content.startswith(b"\x89PNG")
     (result,) = _search_runs(server, experiment_id, "params.`dataset.n_train` = '120'")
     assert "config.yaml" in {f["path"] for f in _api(server, "artifacts/list", run_id=result["info"]["run_id"])["files"]}
+
+
+def test_the_html_page_of_an_output_holds_its_table_and_its_picture(tmp_path):
+    """What the report run logs for the UI, which drops a Markdown page's images (test_browser_ui.py)."""
+    picture = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
+    (tmp_path / "fig.png").write_bytes(picture)
+    (tmp_path / "fig.md").write_text(
+        "# Fig. 1: a < b\n\n- mode `quick`, 2 runs\n\n| group | n_sv (ours) |\n|---|---|\n| svc | 12 ± 3 |\n\n"
+        "![fig](fig.png)\n\nsee [the paper](https://example.org/?a=1&b=2)\n")
+    page = html_page(tmp_path / "fig.md", tmp_path / "out").read_text()
+    assert "<h1>Fig. 1: a &lt; b</h1>" in page and "<li>mode <code>quick</code>, 2 runs</li>" in page
+    assert "<tr><th>group</th><th>n_sv (ours)</th></tr>" in page and "<tr><td>svc</td><td>12 ± 3</td></tr>" in page
+    (embedded,) = re.findall(r'<img alt="fig" src="data:image/png;base64,([^"]+)">', page)
+    assert base64.b64decode(embedded) == picture
+    assert '<a href="https://example.org/?a=1&amp;b=2">the paper</a>' in page

@@ -11,6 +11,18 @@ tracking store ends a run (or a sweep, before any job starts) with one line and 
 SIGTERM and SIGINT (Ctrl-C) end a run or a sweep with one line and exit code 143 or 130: the
 workers end, the runs in progress are marked KILLED (:mod:`svmrepro.signals`). Every line
 printed or logged has the password of a URI masked (:mod:`svmrepro.redact`).
+
+The sweeper is svmrepro's (``hydra/sweeper: svmrepro``, :mod:`hydra_plugins.svmrepro_sweeper`);
+``hydra/sweeper=basic`` runs Hydra's on the command line's sweep alone, and an optimizing sweeper
+minimizes what a job returns, the run's validation error (``val_error``, ``val_mse`` in
+regression; a skipped run's is the finished run's):
+
+    svmrepro-run -m hydra/sweeper=optuna hydra.sweeper.n_trials=20 dataset=covtype dataset.n_val=1000 \
+        'algorithm.C=interval(0.1,10)'
+
+Without a validation split a job returns None, which the grid sweepers (svmrepro's, Hydra's basic)
+ignore; under any other sweeper that job fails with one line naming the missing split (a test
+error is never offered for tuning).
 """
 
 from __future__ import annotations
@@ -22,16 +34,19 @@ import time
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from hydra_plugins.svmrepro_sweeper import progress
+from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
 from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
 from omegaconf import DictConfig
 
 from svmrepro import settings, signals
-from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.locations import CONF_DIR
 from svmrepro.errors import SvmReproError
 from svmrepro.redact import redact
-from svmrepro.runner import SKIPPED, run
+from svmrepro.runner import SKIPPED, RunResult, run
+from svmrepro.tracking import sweep_run_id
 
 log = logging.getLogger("svmrepro")
 settings.register()
@@ -40,16 +55,39 @@ QUIET_FLAG, QUIET_ENV = "--quiet", "SVMREPRO_QUIET"
 #: the pid of the svmrepro-run process, so a job knows whether it runs in a worker process
 MAIN_PID_ENV = "SVMREPRO_MAIN_PID"
 MULTIRUN_FLAGS = ("-m", "--multirun")
+#: the sweepers that run grids and ignore what a job returns; any other is taken to minimize it
+GRID_SWEEPERS = (ModeSweeperConf._target_, "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
 
 
-@hydra.main(config_path=str(PROJECT_ROOT / "conf"), config_name="config", version_base="1.3")
-def job(cfg: DictConfig) -> str:
+class NoValidationSplit(SvmReproError, CompactHydraException):
+    """An optimizing sweeper's job whose data set has no validation split: nothing to minimize.
+
+    A CompactHydraException, so Hydra prints its message alone when the sweeper re-raises it."""
+
+
+def objective(result: RunResult, hydra_cfg) -> float | None:
+    """What the job returns: the run's validation error; None, or under an optimizing sweeper
+    :class:`NoValidationSplit`, when the data set has no validation split."""
+    value = result.validation_error
+    if value is None and hydra_cfg.mode == RunMode.MULTIRUN and hydra_cfg.sweeper.get("_target_") not in GRID_SWEEPERS:
+        sweeper = hydra_cfg.runtime.choices.get("hydra/sweeper")
+        raise NoValidationSplit(
+            f"svmrepro-run: error: job {hydra_cfg.job.num} has no validation error for sweeper {sweeper} to minimize: "
+            f"data set {hydra_cfg.runtime.choices.get('dataset')} has no validation split (one that has: "
+            "dataset=covtype dataset.n_val=1000); the test error is never tuned on")
+    return value
+
+
+@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+def job(cfg: DictConfig) -> float | None:
     hydra_cfg = HydraConfig.get()
     sweeping = hydra_cfg.mode == RunMode.MULTIRUN
     started, status = time.perf_counter(), progress.FAILED
     try:
         with signals.stopping_job(in_worker=os.environ.get(MAIN_PID_ENV) != str(os.getpid())):
-            result = run(cfg, dict(hydra_cfg.runtime.choices))
+            result = run(cfg, dict(hydra_cfg.runtime.choices), overrides=list(hydra_cfg.overrides.task),
+                         parent_run_id=sweep_run_id(hydra_cfg.sweep.dir) if sweeping else None)
+        value = objective(result, hydra_cfg)
         status = progress.SKIPPED if result.status == SKIPPED else progress.DONE
     except signals.Interrupted:
         sweeping = False  # the sweep stops: no progress line
@@ -68,12 +106,17 @@ def job(cfg: DictConfig) -> str:
             line = progress.record(hydra_cfg.sweep.dir, hydra_cfg.job.num, status, time.perf_counter() - started)
             if line and os.environ.get(QUIET_ENV, "") in ("", "0"):
                 log.info(line)
-    return result.status
+    return value
 
 
 def group_names() -> set[str]:
     """The config groups a run's config is made of (``conf/<group>/``), Hydra's and experiments left out."""
-    return {path.name for path in (PROJECT_ROOT / "conf").iterdir() if path.is_dir()} - {"hydra", "experiment"}
+    return {path.name for path in CONF_DIR.iterdir() if path.is_dir()} - {"hydra", "experiment"}
+
+
+def other_sweeper(arguments: list[str]) -> bool:
+    """Whether the command line picks a sweeper other than svmrepro's (:func:`per_job` is for it alone)."""
+    return any(arg.startswith("hydra/sweeper=") and arg != "hydra/sweeper=svmrepro" for arg in arguments)
 
 
 def main() -> None:
@@ -83,7 +126,7 @@ def main() -> None:
     if QUIET_FLAG in sys.argv[1:]:
         sys.argv = [arg for arg in sys.argv if arg != QUIET_FLAG]
         os.environ[QUIET_ENV] = "1"
-    if any(flag in sys.argv[1:] for flag in MULTIRUN_FLAGS):
+    if any(flag in sys.argv[1:] for flag in MULTIRUN_FLAGS) and not other_sweeper(sys.argv[1:]):
         sys.argv = sys.argv[:1] + per_job(sys.argv[1:], group_names())
     try:
         job()

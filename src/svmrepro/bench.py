@@ -1,10 +1,12 @@
 """Self-benchmarks of svmrepro as estimators, so a benchmark is an experiment like any other.
 
 A ratio is only meaningful when both of its terms are measured in the same process, on the same
-machine, at the same time: each estimator here measures its terms inside one ``fit``, ``repeats``
+machine, at the same time: each benchmark here measures its terms inside one ``fit``, ``repeats``
 times in turn (so a change of load hits every term alike), and reports the medians in
 ``diagnostics_``, which the runner logs as metrics beside the CPU model and load average tags
-(``conf/experiment/bench/``, ``experiments/bench/README.md``).
+(``conf/experiment/bench/``, ``experiments/bench/README.md``). A benchmark predicts nothing: it is a
+:class:`~svmrepro.measures.BenchmarkMixin`, which a run measures by
+:func:`svmrepro.measures.benchmark` (its fit, no error rate).
 
 - :class:`ParallelSpeedup`: fit time of a meta-estimator with ``n_jobs`` = 1 and 2 (its sub-SVMs
   serial and in parallel), and whether both give the same model.
@@ -21,27 +23,24 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import time
 from collections.abc import Callable
 from numbers import Integral
 from pathlib import Path
 from statistics import median
 
-import mlflow
 import numpy as np
-from mlflow.entities import Metric, Param
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+from sklearn.utils.validation import check_random_state
 
 from svmrepro.environment import environment_tags
+from svmrepro.measures import BenchmarkMixin
 from svmrepro.metrics import support_counts
 from svmrepro.report import build_output
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.report.spec import ReportSpec
 from svmrepro.timing import timed
-from svmrepro.tracking import RUN_KEY_TAG, Store, process_tags, retry_locked
+from svmrepro.tracking import RUN_KEY_TAG, Store, process_tags
 
 
 def median_over_repeats(measure: Callable[[], dict[str, float]], repeats: int) -> tuple[dict, dict]:
@@ -70,7 +69,7 @@ def same_model(a, b, X) -> bool:
     return True
 
 
-class ParallelSpeedup(MetaEstimatorMixin, BaseEstimator):
+class ParallelSpeedup(BenchmarkMixin, MetaEstimatorMixin, BaseEstimator):
     """Fit time of ``estimator`` with each of ``n_jobs`` (its sub-fits serial, then in parallel).
 
     Each round fits a clone with every ``n_jobs`` value in turn; after ``repeats`` rounds the
@@ -92,8 +91,7 @@ class ParallelSpeedup(MetaEstimatorMixin, BaseEstimator):
 
     Attributes
     ----------
-    estimator_ : the model fitted with the last ``n_jobs`` value in the last round;
-        ``predict`` and ``decision_function`` use it.
+    estimator_ : the model fitted with the last ``n_jobs`` value in the last round
     fit_times_ : dict ``{n_jobs: [seconds per round]}``
     support_counts_ : dict, those of ``estimator_``
     diagnostics_ : dict
@@ -150,19 +148,6 @@ class ParallelSpeedup(MetaEstimatorMixin, BaseEstimator):
             **{f"fit_s_njobs{k}_rounds": rounds[k] for k in values},
         }
         return self
-
-    def predict(self, X):
-        check_is_fitted(self)
-        return self.estimator_.predict(X)
-
-    @available_if(lambda self: hasattr(self.estimator, "decision_function"))
-    def decision_function(self, X):
-        check_is_fitted(self)
-        return self.estimator_.decision_function(X)
-
-    @property
-    def classes_(self):
-        return self.estimator_.classes_
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,15 +211,14 @@ def synthetic_run(index: int) -> tuple[dict[str, str], dict[str, object], dict[s
 
 
 def log_synthetic_runs(store: Store, n_runs: int) -> str:
-    """Log :func:`synthetic_run` 0..n_runs-1 as FINISHED runs (three calls each); the experiment id."""
+    """Log :func:`synthetic_run` 0..n_runs-1 as FINISHED runs, by the store's calls the runner
+    makes; the experiment id."""
     experiment_id = store.experiment_id(SYNTHETIC_EXPERIMENT)
     for index in range(n_runs):
         tags, params, metrics = synthetic_run(index)
         run_id = store.start_run(experiment_id, f"synthetic-{index}", tags)
-        now = int(time.time() * 1000)
-        batch = {"params": [Param(k, str(v)) for k, v in params.items()],
-                 "metrics": [Metric(k, float(v), now, 0) for k, v in metrics.items()]}
-        retry_locked(lambda: store.client.log_batch(run_id, **batch))
+        store.log_params(run_id, params)
+        store.log_metrics(run_id, metrics, {})
         store.terminate(run_id, "FINISHED")
     return experiment_id
 
@@ -242,21 +226,21 @@ def log_synthetic_runs(store: Store, n_runs: int) -> str:
 def scratch_dir() -> str | None:
     """Where the temporary store goes: memory (/dev/shm) when there is one, else the default
     temporary folder. Only the setup's speed depends on it: each SQLite commit waits for the disk
-    (about 90 ms a run on disk against 20 ms in memory, measured), while the timed reads come from
-    the page cache either way once the file has been read."""
+    (measured when a run took three commits: about 90 ms a run on disk against 20 ms in memory),
+    while the timed reads come from the page cache either way once the file has been read."""
     shm = "/dev/shm"
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
-class RegenerationBenchmark(ClassifierMixin, BaseEstimator):
+class RegenerationBenchmark(BenchmarkMixin, BaseEstimator):
     """Seconds to rebuild an output from ``n_runs`` MLflow runs (issue target: <= 10 s for 1000).
 
     ``fit`` logs ``n_runs`` synthetic runs (:func:`synthetic_run`) into a new SQLite store in a
     temporary folder, then ``repeats`` times reads them back as the runs table
     (:func:`~svmrepro.report.runs.runs_from_mlflow`) and builds :data:`SYNTHETIC_SPEC`'s output
     from it (:func:`~svmrepro.report.build_output`: table, figure, runs CSV, ratios, slopes) in
-    that folder, which is deleted at the end. ``X`` and ``y`` are only there for the runner:
-    ``predict`` returns the most frequent training label.
+    that folder, which is deleted at the end. ``X`` and ``y`` are not used: the run's data set only
+    feeds the runner.
 
     Parameters
     ----------
@@ -265,7 +249,6 @@ class RegenerationBenchmark(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, constant_ : the training labels and the label predicted
     diagnostics_ : dict
         ``regenerate_s`` (median of read + build), ``read_runs_s``, ``build_output_s`` (medians),
         ``log_runs_s`` (seconds to log the runs: setup, not part of the target), ``n_runs``,
@@ -282,16 +265,9 @@ class RegenerationBenchmark(ClassifierMixin, BaseEstimator):
         self.repeats = repeats
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        X, y = validate_data(self, X, y)
-        self.classes_, counts = np.unique(y, return_counts=True)
-        self.constant_ = self.classes_[np.argmax(counts)]
-        previous_uri = mlflow.get_tracking_uri()  # runs_from_mlflow sets the process-wide URI
-        try:
-            with tempfile.TemporaryDirectory(prefix="svmrepro-bench-", dir=scratch_dir()) as folder:
-                self.diagnostics_ = self._measure(Path(folder))
-        finally:
-            mlflow.set_tracking_uri(previous_uri)
+    def fit(self, X=None, y=None):
+        with tempfile.TemporaryDirectory(prefix="svmrepro-bench-", dir=scratch_dir()) as folder:
+            self.diagnostics_ = self._measure(Path(folder))
         return self
 
     def _measure(self, folder: Path) -> dict:
@@ -303,14 +279,9 @@ class RegenerationBenchmark(ClassifierMixin, BaseEstimator):
             if len(runs) != self.n_runs:
                 raise RuntimeError(f"read {len(runs)} of the {self.n_runs} runs logged")
             # each round rebuilds the same files, as svmrepro-reproduce does
-            _, build_s, _ = timed(lambda: build_output(SYNTHETIC_SPEC, runs, folder / "out", folder, SYNTHETIC_MODE))
+            _, build_s, _ = timed(lambda: build_output(SYNTHETIC_SPEC, runs, folder / "out", SYNTHETIC_MODE))
             return {"read_runs_s": read_s, "build_output_s": build_s, "regenerate_s": read_s + build_s}
 
         medians, rounds = median_over_repeats(one_round, self.repeats)
         return {**medians, "log_runs_s": log_s, "n_runs": self.n_runs, "repeats": self.repeats,
                 "regenerate_s_rounds": rounds["regenerate_s"]}
-
-    def predict(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
-        return np.full(X.shape[0], self.constant_)

@@ -2,7 +2,8 @@
 
 Both terms of the ratio are measured in one ``fit``, on the same fitted model and the same rows,
 alternating ``repeats`` times (:func:`svmrepro.bench.median_over_repeats`), so a change of load hits
-both alike (``conf/experiment/bench/kernel_expansion.yaml``).
+both alike (``conf/experiment/bench/kernel_expansion.yaml``). Like every self-benchmark it predicts
+nothing (:class:`~svmrepro.measures.BenchmarkMixin`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import tracemalloc
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+from sklearn.utils.validation import check_random_state, validate_data
 
 from svmrepro.algorithms.kernel_expansion import DEFAULT_BLOCK_BYTES, blas_threads, decision_values, supports_expansion
 from svmrepro.bench import median_over_repeats
+from svmrepro.measures import BenchmarkMixin
 from svmrepro.metrics import support_counts
 from svmrepro.timing import timed
 
@@ -31,7 +33,7 @@ def peak_bytes(call) -> int:
         tracemalloc.stop()
 
 
-class KernelExpansionBenchmark(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class KernelExpansionBenchmark(BenchmarkMixin, MetaEstimatorMixin, BaseEstimator):
     """Decision values of one fitted SVC by LIBSVM and by blocked BLAS products, timed in turn.
 
     ``fit`` fits a clone of ``estimator`` on ``(X, y)``, draws ``n_eval`` rows of ``X`` (with
@@ -52,8 +54,7 @@ class KernelExpansionBenchmark(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
 
     Attributes
     ----------
-    estimator_ : the fitted SVC; ``predict`` uses it (through the kernel expansion)
-    classes_ : its classes
+    estimator_ : the fitted SVC
     support_counts_ : dict, those of ``estimator_``
     diagnostics_ : dict
         ``libsvm_s``, ``expansion_s`` (median wall seconds), ``libsvm_cpu_s``, ``expansion_cpu_s``
@@ -87,7 +88,6 @@ class KernelExpansionBenchmark(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
                 f"{type(self.estimator_).__name__} fitted here is not a binary LIBSVM model with a kernel the "
                 "expansion computes (linear, poly, rbf, sigmoid)"
             )
-        self.classes_ = self.estimator_.classes_
         self.support_counts_ = support_counts(self.estimator_)
         rows = X[check_random_state(self.random_state).randint(0, len(X), self.n_eval)]
         outputs = {}
@@ -116,11 +116,3 @@ class KernelExpansionBenchmark(ClassifierMixin, MetaEstimatorMixin, BaseEstimato
 
     def _expand(self, rows):
         return lambda: decision_values(self.estimator_, rows, block_bytes=self.block_bytes)
-
-    def decision_function(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
-        return self._expand(X)()
-
-    def predict(self, X):
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]

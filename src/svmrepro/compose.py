@@ -8,26 +8,32 @@ from hydra_plugins.svmrepro_sweeper.mode_sweeper import expand, sweep_grids
 from omegaconf import DictConfig, open_dict
 
 from svmrepro import settings
-from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.locations import CONF_DIR, config_dirs, user_config_dirs
 
-CONF_DIR = PROJECT_ROOT / "conf"
+
+def searchpath_override() -> list[str]:
+    """``hydra.searchpath=[file://...]`` for the user's config folders (none: no override)."""
+    dirs = user_config_dirs()
+    return [f"hydra.searchpath=[{','.join(f'file://{d}' for d in dirs)}]"] if dirs else []
 
 
 def compose_config(overrides: list[str] = (), return_hydra_config: bool = False) -> DictConfig:
     settings.register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose("config", overrides=list(overrides), return_hydra_config=return_hydra_config)
+        return compose("config", overrides=[*searchpath_override(), *overrides],
+                       return_hydra_config=return_hydra_config)
 
 
 def experiments(paper: str | None = None) -> list[str]:
-    """``<paper>/<id>`` of every experiment file (of one paper if given), sorted."""
-    root = CONF_DIR / "experiment"
+    """``<paper>/<id>`` of every experiment file (of one paper if given), the user's included, sorted."""
     pattern = f"{paper}/*.yaml" if paper else "*/*.yaml"
-    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.glob(pattern))
+    return sorted({str(p.relative_to(root / "experiment").with_suffix(""))
+                   for root in config_dirs() for p in (root / "experiment").glob(pattern)})
 
 
 def papers() -> list[str]:
-    return sorted(p.name for p in (CONF_DIR / "experiment").iterdir() if p.is_dir())
+    return sorted({p.name for root in config_dirs() if (root / "experiment").is_dir()
+                   for p in (root / "experiment").iterdir() if p.is_dir()})
 
 
 def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]]:

@@ -8,15 +8,20 @@ import subprocess
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
-from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.locations import source_checkout
+from svmrepro.redact import redact
 
 VERSIONED_PACKAGES = ("svmrepro", "scikit-learn", "numpy", "scipy", "mlflow", "hydra-core")
 
 
 def _git(*args: str) -> str | None:
+    """git's answer about the checkout the package runs from; None for an installed wheel."""
+    checkout = source_checkout()
+    if checkout is None:
+        return None
     try:
         done = subprocess.run(
-            ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=10, check=True
+            ["git", *args], cwd=checkout, capture_output=True, text=True, timeout=10, check=True
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -54,3 +59,12 @@ def environment_tags() -> dict[str, str]:
     }
     tags.update({f"version.{name}": _package_version(name) for name in VERSIONED_PACKAGES})
     return tags
+
+
+@lru_cache(maxsize=1)
+def git_source() -> dict[str, str]:
+    """The checkout's ``commit``, ``branch`` and ``repo`` (its origin's URL), those git knows; for
+    MLflow's git tags (:func:`svmrepro.tracking.source_tags`)."""
+    found = {"commit": environment_tags()["git_commit"], "branch": _git("rev-parse", "--abbrev-ref", "HEAD"),
+             "repo": redact(_git("remote", "get-url", "origin") or "")}
+    return {k: v for k, v in found.items() if v and v not in ("unknown", "HEAD")}

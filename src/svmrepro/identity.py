@@ -2,8 +2,11 @@
 
 ``config_hash`` covers the resolved config except the keys that cannot change a result
 (tracking, force, the sweep and report specs, Hydra's own node); key order is irrelevant. Keys
-that add an artifact to a run (``surface``) count only when set, so a run asked to log it is not
-mistaken for an earlier run without it, while the hashes of runs that never set it stay the same.
+that add to what a run logs (``surface``, ``analysis``, ``measure``) count only when set, so a run
+asked for one is not mistaken for an earlier run without it, while the hashes of runs that never
+set it stay the same. Each setting's role is declared on its field of
+:class:`svmrepro.settings.RunSettings` (:class:`~svmrepro.settings.Identity`); a key outside the
+schema counts.
 ``run_key`` adds the data set fingerprint and the package version. A FINISHED run with the
 same ``run_key`` is not executed again.
 """
@@ -17,12 +20,13 @@ from collections.abc import Mapping
 from omegaconf import DictConfig, OmegaConf
 
 import svmrepro
+from svmrepro.settings import Identity, identity_roles
 
-#: top-level keys that never change what a run computes (``parallel``: the engine of the sub-fits,
-#: whose models are the same on every backend)
-NON_IDENTITY_KEYS = frozenset({"hydra", "tracking", "force", "label", "sweep", "sweep_jobs", "smoke", "report", "parallel"})
+_ROLES = identity_roles()
+#: top-level keys that never change what a run computes, and Hydra's own node (not a setting)
+NON_IDENTITY_KEYS = frozenset({"hydra", *(key for key, role in _ROLES.items() if role is Identity.never)})
 #: top-level keys that belong to the identity only when they are not null (what they add is logged)
-WHEN_SET_KEYS = frozenset({"surface", "analysis"})
+WHEN_SET_KEYS = frozenset(key for key, role in _ROLES.items() if role is Identity.when_set)
 
 
 def identity_config(cfg: DictConfig | Mapping) -> dict:

@@ -6,9 +6,11 @@
     svmrepro-reproduce cross_training --check      # which runs exist, which are missing, which claims hold
     svmrepro-reproduce cross_training --prune      # delete runs of configurations the sweeps no longer have
 
-Per mode, ``reproduce/<mode>.yaml`` says where outputs go and how sweeps are launched. A sweep
-is ``svmrepro-run -m experiment=<paper>/<id> mode=<mode>`` in a child process; finished runs are
-skipped by the runner, so an interrupted reproduction resumes where it stopped.
+Per mode, a plan (``reproduce/<mode>.yaml`` in the checkout, ``svmrepro/plans`` in the wheel) says
+where outputs go (below the current folder unless ``--results-dir``) and how sweeps are launched. A
+sweep is ``svmrepro-run -m experiment=<paper>/<id> mode=<mode>`` in a child process started in the
+current folder; finished runs are skipped by the runner, so an interrupted reproduction resumes where
+it stopped. ``--config-dir DIR`` adds a folder of the user's own experiments and data sets.
 
 An output built from MLflow is also logged there: its files become the artifacts of one run per
 (experiment, mode), ``report-<mode>``, tagged ``svmrepro.kind=report``; a rebuild replaces them.
@@ -34,8 +36,9 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import astuple, dataclass
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -43,23 +46,23 @@ import yaml
 
 from hydra.errors import HydraException
 from hydra.utils import instantiate
-from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from omegaconf import OmegaConf
 
-from svmrepro.compose import compose_config, experiments, papers, sweep_jobs
-from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.compose import compose_config, experiments, papers, searchpath_override, sweep_jobs
+from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR
+from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.identity import config_hash
 from svmrepro.report import Output, build_output, output_paths, write_not_run
+from svmrepro.report.artifacts import html_page
 from svmrepro.report.ratios import ratios_markdown, ratios_to
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.report.tables import numeric_or_text, paper_text, read_paper, summarise, x_label
-from svmrepro.tracking import Store, TrackingError, ensure_store, retry_locked, tracking_uri
+from svmrepro.tracking import RUN_NAME_TAG, Store, TrackingError, ensure_store, source_tags, tracking_uri
 
 log = logging.getLogger("svmrepro.reproduce")
-PLANS = PROJECT_ROOT / "reproduce"
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
 REPORT_KIND, REPORT_MODE = "svmrepro.kind", "svmrepro.mode"
 #: how close to a paper's single value (or to the nearer end of its range) counts as agreeing
@@ -81,14 +84,14 @@ class Plan:
 
 
 def load_plan(mode: str, results_dir: Path | None = None) -> Plan:
-    path = PLANS / f"{mode}.yaml"
+    path = PLANS_DIR / f"{mode}.yaml"
     if not path.is_file():
-        valid = sorted(p.stem for p in PLANS.glob("*.yaml"))
+        valid = sorted(p.stem for p in PLANS_DIR.glob("*.yaml"))
         raise SvmReproError(f"--mode {mode}: no plan {path}; valid modes: {', '.join(valid)}")
     raw = yaml.safe_load(path.read_text())
     return Plan(
         mode=mode,
-        results_dir=results_dir or PROJECT_ROOT / raw["results_dir"],
+        results_dir=results_dir or Path(raw["results_dir"]),
         launcher=raw["launcher"],
         n_jobs=int(raw["n_jobs"]),
     )
@@ -106,12 +109,12 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
     n_jobs = min(plan.n_jobs, limit) if limit else plan.n_jobs
     command = [
         sys.executable, "-m", "svmrepro", "-m", f"experiment={experiment}", f"mode={plan.mode}",
-        f"hydra/launcher={plan.launcher}", f"hydra.launcher.n_jobs={n_jobs}", *extra,
+        f"hydra/launcher={plan.launcher}", f"hydra.launcher.n_jobs={n_jobs}", *searchpath_override(), *extra,
     ]
     if tracking_uri:
         command.append(f"tracking.uri={tracking_uri}")
     log.info("sweep: %s", " ".join(command[2:]))
-    return subprocess.run(command, cwd=PROJECT_ROOT).returncode == 0
+    return subprocess.run(command).returncode == 0
 
 
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
@@ -159,7 +162,7 @@ def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> None
         runs = gather_runs(spec, plan.mode, args.tracking_uri)
         if runs.empty:
             raise SvmReproError(f"{experiment}: no FINISHED runs in mode {plan.mode}")
-    paths = build_output(spec, runs, out_dir, PROJECT_ROOT, plan.mode)
+    paths = build_output(spec, runs, out_dir, plan.mode)
     log.info("%s: wrote %s (+ .csv, .png, .runs.csv) from %d runs", experiment, paths.table_md, len(runs))
     if not args.from_csv:
         run_id = log_outputs(spec, paths, plan.mode, args.tracking_uri, len(runs))
@@ -198,7 +201,7 @@ def prune(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
         stale = outside_sweep(runs_from_mlflow(experiment, plan.mode, args.tracking_uri), spec, plan.mode, args.override)
         for run_id in stale["run_id"]:
             store.set_tags(run_id, {"svmrepro.pruned": f"configuration not in the {plan.mode} sweep of {experiment}"})
-            retry_locked(partial(store.client.delete_run, run_id))
+            store.delete_run(run_id)
         print(f"{experiment} ({plan.mode}): {len(stale)} runs outside the sweep deleted", flush=True)
     return 0
 
@@ -209,7 +212,8 @@ def gather_runs(spec: ReportSpec, mode: str, uri: str | None) -> pd.DataFrame:
 
 
 def log_outputs(spec: ReportSpec, paths: Output, mode: str, uri: str | None, n_runs: int) -> str:
-    """Log an output's files as the artifacts of its experiment's ``report-<mode>`` run.
+    """Log an output's files, and its page as HTML (:func:`~svmrepro.report.artifacts.html_page`: the
+    MLflow UI shows it with its pictures), as the artifacts of the run ``report-<experiment>-<mode>``.
 
     The run is made once per (experiment, mode); a rebuild deletes its artifacts before logging
     the new files, so neither runs nor files a build no longer writes pile up.
@@ -217,17 +221,20 @@ def log_outputs(spec: ReportSpec, paths: Output, mode: str, uri: str | None, n_r
     store = Store(uri)
     experiment_id = store.experiment_id(spec.experiment)
     tags = {REPORT_KIND: "report", REPORT_MODE: mode}
-    query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
-    found = retry_locked(lambda: store.client.search_runs([experiment_id], filter_string=query, max_results=1))
-    if found:
-        run_id = found[0].info.run_id
-        get_artifact_repository(found[0].info.artifact_uri, tracking_uri=store.uri).delete_artifacts()
+    run_id = store.find_run(experiment_id, tags)
+    if run_id:
+        store.clear_artifacts(run_id)
     else:
-        run_id = store.start_run(experiment_id, f"report-{mode}", tags)
-    store.set_tags(run_id, {"svmrepro.runs": str(n_runs), "mlflow.note.content": spec.title})
+        run_id = store.start_run(experiment_id, f"report-{spec.experiment}-{mode}", tags)
+    store.set_tags(run_id, {"svmrepro.runs": str(n_runs), "mlflow.note.content": spec.title,
+                            RUN_NAME_TAG: f"report-{spec.experiment}-{mode}",  # renames an older report-<mode>
+                            **source_tags(git_source())})
     for path in astuple(paths):
         if path.is_file():
-            retry_locked(partial(store.client.log_artifact, run_id, str(path)))
+            store.log_artifact(run_id, path)
+    if paths.table_md.is_file():
+        with tempfile.TemporaryDirectory() as folder:
+            store.log_artifact(run_id, html_page(paths.table_md, Path(folder)))
     store.terminate(run_id, "FINISHED")
     return run_id
 
@@ -283,7 +290,7 @@ def claims(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
 
 def claims_lines(spec: ReportSpec, runs: pd.DataFrame) -> list[str]:
     """The claims part of a check: counts per verdict, then the compared numbers as a table."""
-    paper_path = spec.paper_path(PROJECT_ROOT)
+    paper_path = spec.paper_path()
     if paper_path is None:
         return ["claims: the report names no paper numbers"]
     if runs.empty:
@@ -445,14 +452,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--experiment", action="append", default=[], help="only <paper>/<id> (repeatable)")
     parser.add_argument("--from-csv", action="store_true", help="rebuild outputs from their runs CSV")
     parser.add_argument("--no-run", action="store_true", help="build outputs from MLflow without sweeping")
-    parser.add_argument("--tracking-uri", default=None, help="MLflow store (default: the project's mlflow.db)")
-    parser.add_argument("--results-dir", type=Path, default=None, help="write outputs below this folder")
+    parser.add_argument("--tracking-uri", default=None, help="MLflow store (default: ./mlflow.db)")
+    parser.add_argument("--results-dir", type=Path, default=None,
+                        help="write outputs below this folder (default: the plan's, below the current folder)")
+    parser.add_argument("--config-dir", action="append", default=[], type=Path,
+                        help="a folder of configs of your own (experiment/<paper>/<id>.yaml, dataset/...) added "
+                             "to the package's (repeatable)")
     parser.add_argument("--override", action="append", default=[], help="extra Hydra override for sweeps")
     parser.add_argument("--check", action="store_true",
                         help="list existing and missing runs and how our numbers stand to the paper's; run nothing")
     parser.add_argument("--prune", action="store_true",
                         help="delete (restorably) the runs of configurations the sweeps no longer have; run nothing")
     return parser.parse_args(argv)
+
+
+def use_config_dirs(dirs: list[Path]) -> None:
+    """The user's config folders, for this process's compositions and (as ``hydra.searchpath``) its sweeps."""
+    for folder in dirs:
+        if not (folder / "experiment").is_dir() and not (folder / "dataset").is_dir():
+            raise SvmReproError(f"--config-dir {folder}: expected a folder with experiment/<paper>/<id>.yaml "
+                                "or dataset/<name>.yaml files")
+    if dirs:
+        os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
 
 
 def selected_experiments(args: argparse.Namespace) -> list[str]:
@@ -469,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     try:
         args = parse_args(argv)
+        use_config_dirs(args.config_dir)
         plan = load_plan(args.mode, args.results_dir)
         chosen = selected_experiments(args)
     except SvmReproError as exc:

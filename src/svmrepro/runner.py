@@ -10,7 +10,7 @@ import logging
 import os
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 
@@ -18,17 +18,20 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from svmrepro import identity
-from svmrepro.algorithms import kernel_expansion as expansion
 from svmrepro.algorithms.parallel import backend_context
 from svmrepro.analyses import build_analyses, run_analyses
 from svmrepro.build import build
-from svmrepro.data.base import REGRESSION, Dataset
-from svmrepro.environment import environment_tags
-from svmrepro.metrics import error_rate, final_estimator, mean_squared_error, support_counts
+from svmrepro.data.base import Dataset
+from svmrepro.environment import environment_tags, git_source
+from svmrepro.measures import measure
+from svmrepro.metrics import final_estimator
 from svmrepro.redact import redact
 from svmrepro.surface import decision_surface, surface_settings
 from svmrepro.timing import timed
-from svmrepro.tracking import KILLED_REASON_TAG, RUN_KEY_TAG, Store, experiment_name, process_tags
+from svmrepro.tracking import (
+    KILLED_REASON_TAG, KIND_TAG, RESULT_KIND, RUN_KEY_TAG, Store, experiment_name, mlflow_names, process_tags,
+    source_tags,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,40 +45,11 @@ class RunResult:
     run_key: str
     metrics: dict[str, float] = field(default_factory=dict)
 
-
-def measure(estimator, data: Dataset) -> dict[str, float]:
-    """Fit ``estimator`` on the training split and score it; every number a run reports.
-
-    Predictions go through :func:`svmrepro.algorithms.kernel_expansion.predict`, so a plain LIBSVM
-    model and svmrepro's estimators are evaluated by the same blocked kernel expansions and their
-    predict times compare kernel evaluations, not LIBSVM's one-row-at-a-time loop with BLAS.
-    """
-    _, fit_wall, fit_cpu = timed(lambda: estimator.fit(data.X_train, data.y_train))
-    train_pred, train_wall, _ = timed(lambda: expansion.predict(estimator, data.X_train))
-    test_pred, test_wall, test_cpu = timed(lambda: expansion.predict(estimator, data.X_test))
-    metrics = {
-        "n_train": data.n_train,
-        "n_test": data.n_test,
-        "fit_time_s": fit_wall,
-        "fit_cpu_s": fit_cpu,
-        "predict_time_s": test_wall,
-        "predict_cpu_s": test_cpu,
-        "predict_train_time_s": train_wall,
-        **support_counts(estimator),
-        **{f"data.{k}": v for k, v in data.info.items()},
-    }
-    score = mean_squared_error if data.task == REGRESSION else error_rate
-    prefix = "mse" if data.task == REGRESSION else "error"
-    metrics[f"train_{prefix}"] = score(data.y_train, train_pred)
-    metrics[f"test_{prefix}"] = score(data.y_test, test_pred)
-    if data.y_test_clean is not None:
-        metrics[f"clean_test_{prefix}"] = score(data.y_test_clean, test_pred)
-    if data.X_val is not None and data.y_val is not None:
-        metrics[f"val_{prefix}"] = score(data.y_val, expansion.predict(estimator, data.X_val))
-    if hasattr(estimator, "refit_time_"):
-        metrics["refit_time_s"] = estimator.refit_time_
-        metrics["search_time_s"] = fit_wall - estimator.refit_time_
-    return metrics
+    @property
+    def validation_error(self) -> float | None:
+        """``val_error`` (``val_mse`` in regression): what an optimizing sweeper minimizes. None when
+        the data set has no validation split: a test error is never offered for tuning."""
+        return next((self.metrics[k] for k in ("val_error", "val_mse") if k in self.metrics), None)
 
 
 def split_diagnostics(diagnostics: Mapping) -> tuple[dict[str, float], dict[str, list[float]]]:
@@ -96,14 +70,55 @@ def _selected_params(estimator) -> dict[str, object]:
     return {f"selected.{k}": v for k, v in best.items()}
 
 
-def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> RunResult:
+#: overrides that never name a run: where it is logged and how it runs (not what), the group
+#: options already in the name, and the seed (always last)
+UNNAMED_KEYS = ("experiment", "mode", "force", "label", "sweep_jobs", "algorithm", "dataset", "seed")
+UNNAMED_PREFIXES = ("tracking.", "hydra.", "parallel.", "hydra/")
+
+
+def run_name(algorithm: str, dataset: str, seed: object, overrides: Sequence[str] = ()) -> str:
+    """``<algorithm>-<dataset>-<key>=<value>-...-seed=<seed>``: a job's overrides, those that change
+    what it computes, by the last part of their key (the whole key where two share it), e.g.
+    ``svc-gaussian_clouds-n_train=120-seed=0``."""
+    pairs = []
+    for override in overrides:
+        key, _, value = override.lstrip("+~").partition("=")
+        if key and key not in UNNAMED_KEYS and not key.startswith(UNNAMED_PREFIXES):
+            pairs.append((key, value))
+    short = [key.rsplit(".", 1)[-1] for key, _ in pairs]
+    named = [f"{s if short.count(s) == 1 else key}={value}" for s, (key, value) in zip(short, pairs)]
+    return "-".join([algorithm, dataset, *named, f"seed={seed}"])
+
+
+def log_dataset(store: Store, run_id: str, source, data: Dataset, fingerprint: str) -> None:
+    """The data set as the run's MLflow dataset input: digest = ``fingerprint`` (its arrays', as
+    :attr:`Dataset.fingerprint` gives it), source = its file (or files) or its generator with its
+    parameters."""
+    files = getattr(source, "remote_files", list)()
+    origin: str | dict[str, str]
+    if len(files) == 1:
+        origin = files[0].url
+    else:
+        origin = {"generator": f"{type(source).__module__}.{type(source).__qualname__}",
+                  **{k: str(v) for k, v in source.params().items()},
+                  **({"files": " ".join(f.url for f in files)} if files else {})}
+    arrays = {name: getattr(data, name) for name in ("X_train", "y_train", "X_test", "y_test")}
+    store.log_dataset(run_id, data.name, fingerprint, origin,
+                      features={k: v for k, v in arrays.items() if k.startswith("X")},
+                      targets={k: v for k, v in arrays.items() if k.startswith("y")})
+
+
+def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overrides: Sequence[str] = (),
+        parent_run_id: str | None = None) -> RunResult:
     """Execute one configured run, or skip it when an identical run already FINISHED.
 
     The run key is claimed in the store before the FINISHED lookup and held until the run ends,
     so a process starting the same run meanwhile waits, then skips it.
 
     ``choices`` are the config-group options picked (``experiment``, ``dataset``,
-    ``algorithm``); they name the MLflow experiment and tag the run.
+    ``algorithm``); they name the MLflow experiment and tag the run. ``overrides`` (Hydra's
+    ``key=value`` of the job) put the swept values in the run's name (:func:`run_name`); with
+    ``parent_run_id`` (a sweep's, :class:`svmrepro.tracking.PrepareStore`) the run is nested under it.
     """
     started = time.perf_counter()  # for run_overhead_s, logged last
     choices = dict(choices or {})
@@ -122,7 +137,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         done = store.finished_run_id(exp_id, key)
         if done and not cfg.force:
             log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
-            return RunResult(SKIPPED, done, key)
+            return RunResult(SKIPPED, done, key, store.run_metrics(done))
 
         # before the run exists: a data error logs nothing
         data, load_s, _ = timed(lambda: parts.source.load(int(cfg.seed)))
@@ -132,6 +147,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
         dataset = choices.get("dataset") or parts.source.name
         tags = {
             **environment_tags(),
+            **source_tags(git_source()),  # MLflow's Source, User and git columns
+            KIND_TAG: RESULT_KIND,
             **process_tags(),  # a run left RUNNING by a killed process is found by these
             "paper": exp_name.split("/")[0],
             "experiment": exp_name,
@@ -151,12 +168,15 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
             # every config-group option picked, e.g. choice.selection=grid_cv
             **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
         }
-        run_id = store.start_run(exp_id, f"{algorithm}-{dataset}-seed{cfg.seed}", tags)
+        name = store.unique_run_name(exp_id, run_name(algorithm, dataset, cfg.seed, overrides), key)
+        run_id = store.start_run(exp_id, name, tags, parent_run_id=parent_run_id)
         try:
             store.log_params(run_id, identity.flatten(plain))
             store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")
-            with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)):
-                metrics, compute_s, _ = timed(lambda: measure(parts.estimator, data))
+            log_dataset(store, run_id, parts.source, data, tags["data_fingerprint"])
+            with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)), \
+                    store.system_metrics(run_id, bool(cfg.tracking.get("system_metrics", False))):
+                metrics, compute_s, _ = timed(lambda: measure(parts.estimator, data, cfg.get("measure")))
             fitted = final_estimator(parts.estimator)
             diagnostics = dict(getattr(fitted, "diagnostics_", None) or {})
             if analyses:  # the experiment's analyses of the fitted model (svmrepro.analyses)
@@ -165,14 +185,18 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None) -> Run
                 diagnostics.update(extra)
             scalars, series = split_diagnostics(diagnostics)
             metrics.update(scalars)
-            store.log_params(run_id, _selected_params(parts.estimator))
-            store.log_metrics(run_id, metrics, series)
+            # stage1/n_sv; the data set's constants (data.<key>) are params, not charts
+            logged, constants = mlflow_names({**metrics, **{f"data.{k}": v for k, v in data.info.items()}})
+            store.log_params(run_id, {**_selected_params(parts.estimator), **constants})
+            store.log_metrics(run_id, logged, mlflow_names(series)[0])
             if diagnostics:
                 store.log_json(run_id, diagnostics, "diagnostics.json")
             if surface is not None:
                 grid, surface_s, _ = timed(lambda: decision_surface(parts.estimator, data, surface, int(cfg.seed)))
                 compute_s += surface_s
                 store.log_json(run_id, grid, "surface.json")
+            if cfg.tracking.get("log_model", False):
+                store.log_model(exp_id, run_id, parts.estimator, input_example=data.X_train[:5])
             # the framework's cost of this run: wall time since run() started outside loading, fitting,
             # predicting, the analyses and the surface. It is logged before terminate, so the terminating
             # call (and Hydra's composition, which precedes run()) are not in it.

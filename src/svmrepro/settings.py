@@ -1,15 +1,19 @@
 """Typed schema of the run settings shared by every run (seed, mode, tracking, force).
 
 Registered in Hydra's ConfigStore as ``run_settings`` and listed first in ``conf/config.yaml``'s
-defaults, so a mistyped mode or a non-integer seed fails at composition, before any data is read.
-Data sets and algorithms have no schema here: their Python signatures are their schemas.
+defaults, so a mistyped mode, a non-integer seed or a list where a URI goes fails at composition,
+with Hydra's message, before any data is read. Data sets, algorithms and measures have no schema
+here: their Python signatures are their schemas.
+
+Each top-level setting declares its role in a run's identity where it is declared (:class:`Identity`,
+read by :mod:`svmrepro.identity`), so a new setting cannot be forgotten there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
@@ -18,6 +22,21 @@ from omegaconf import MISSING
 class Mode(str, Enum):
     quick = "quick"  # small sizes, few seeds: minutes on 2 cores; results/quick/ (not committed)
     full = "full"  # the paper's settings; results/<paper>/ (committed)
+
+
+class Identity(str, Enum):
+    """Whether a top-level setting belongs to a run's identity (:func:`svmrepro.identity.config_hash`)."""
+
+    always = "always"  # any other value is another computation
+    never = "never"  # cannot change a result: where it is logged, how it is run, swept or reported
+    #: counts only when not null: it adds to what a run logs (an artifact, metrics), so a run asked
+    #: for it is not mistaken for one without, and runs that never set it keep their identity
+    when_set = "when_set"
+
+
+def setting(identity: Identity, **kwargs) -> Any:
+    """A dataclass field of :class:`RunSettings` with its identity role as metadata."""
+    return field(metadata={"identity": identity}, **kwargs)
 
 
 class ParallelBackend(str, Enum):
@@ -45,36 +64,62 @@ class TrackingSettings:
     uri: Optional[str] = None
     #: artifact root for experiments this project creates in an embedded store; None: beside mlflow.db
     artifact_root: Optional[str] = None
+    #: log the fitted estimator as an MLflow model (mlflow.sklearn's format; the run's Models column)
+    log_model: bool = False
+    #: log MLflow's system metrics (CPU, memory; system/ charts) while the run fits
+    system_metrics: bool = False
 
 
 @dataclass
 class RunSettings:
     #: constructor configs (``_target_`` + arguments) of conf/dataset/ and conf/algorithm/
-    dataset: Any = MISSING
-    algorithm: Any = MISSING
-    seed: int = 0
-    mode: Mode = Mode.quick
+    dataset: Dict[str, Any] = setting(Identity.always, default=MISSING)
+    algorithm: Dict[str, Any] = setting(Identity.always, default=MISSING)
+    seed: int = setting(Identity.always, default=0)
+    mode: Mode = setting(Identity.always, default=Mode.quick)
     #: re-run even when a FINISHED run with the same identity exists
-    force: bool = False
-    #: a name for the configuration, e.g. a table row ("adult_3185"); a tag, not part of the identity
-    label: Optional[str] = None
-    tracking: TrackingSettings = field(default_factory=TrackingSettings)
-    parallel: ParallelSettings = field(default_factory=ParallelSettings)
-    #: grid search of the estimator's parameters (None: fit the configured values)
-    selection: Optional[Any] = None
-    #: an experiment's sweep per mode (``hydra.sweeper.params`` points at ``sweep.<mode>``)
-    sweep: Optional[Any] = None
+    force: bool = setting(Identity.never, default=False)
+    #: a name for the configuration, e.g. a table row ("adult_3185"); a tag
+    label: Optional[str] = setting(Identity.never, default=None)
+    tracking: TrackingSettings = setting(Identity.never, default_factory=TrackingSettings)
+    #: the engine of the sub-fits, whose models are the same on every backend
+    parallel: ParallelSettings = setting(Identity.never, default_factory=ParallelSettings)
+    # The nodes below are null unless set, so they stay ``Optional[Any]``: OmegaConf cannot merge a
+    # mapping into a null node typed ``Dict`` (``+analysis.audit._target_=...`` fails with an
+    # AssertionError). Their readers check them: build, measure_for, the sweeper, spec_from_config,
+    # surface_settings, build_analyses.
+    #: grid search of the estimator's parameters, a constructor config of conf/selection/ (None: fit
+    #: the configured values)
+    selection: Optional[Any] = setting(Identity.always, default=None)
+    #: what a run measures of the fitted estimator, a constructor config of conf/measure/
+    #: (``+measure=regression``); None: the one the estimator and the data set's task imply
+    #: (svmrepro.measures.measure_for)
+    measure: Optional[Any] = setting(Identity.when_set, default=None)
+    #: an experiment's sweep per mode, ``{quick: grid or list of grids, full: ...}``
+    #: (``hydra.sweeper.params`` points at ``sweep.<mode>``)
+    sweep: Optional[Any] = setting(Identity.never, default=None)
     #: at most this many of the experiment's jobs at once under svmrepro-reproduce (timing
     #: benchmarks: 1, so runs do not share the cores); None: the plan's n_jobs
-    sweep_jobs: Optional[int] = None
+    sweep_jobs: Optional[int] = setting(Identity.never, default=None)
     #: overrides that shrink an experiment to seconds for its smoke test (tests/test_experiments.py)
-    smoke: Optional[Any] = None
-    #: an experiment's regeneration spec, read by svmrepro-reproduce (see svmrepro.report)
-    report: Optional[Any] = None
-    #: log the decision surface on 2-d data, ``{resolution: 150, points: 600}`` (svmrepro.surface)
-    surface: Optional[Any] = None
+    smoke: Optional[Any] = setting(Identity.never, default=None)
+    #: an experiment's regeneration spec, read by svmrepro-reproduce (see svmrepro.report.spec)
+    report: Optional[Any] = setting(Identity.never, default=None)
+    #: log the decision surface on 2-d data, ``{resolution: 150, points: 600}`` (svmrepro.surface,
+    #: which fills in and checks the values)
+    surface: Optional[Any] = setting(Identity.when_set, default=None)
     #: analyses of the fitted model, ``{name: {_target_: ...}}``, each adding diagnostics (svmrepro.analyses)
-    analysis: Optional[Any] = None
+    analysis: Optional[Any] = setting(Identity.when_set, default=None)
+
+
+def identity_roles(schema: type = RunSettings) -> dict[str, Identity]:
+    """``{setting: its Identity}`` for every field of ``schema``; a field without a role is an error."""
+    roles = {}
+    for f in fields(schema):
+        if "identity" not in f.metadata:
+            raise TypeError(f"{schema.__name__}.{f.name} declares no identity role: use settings.setting(Identity...)")
+        roles[f.name] = Identity(f.metadata["identity"])
+    return roles
 
 
 def register() -> None:

@@ -3,6 +3,7 @@ from dataclasses import dataclass
 import pytest
 
 from svmrepro.data import cli
+from svmrepro.locations import CONFIG_DIRS_ENV
 from svmrepro.data.base import DatasetSource
 from svmrepro.data.files import RemoteFile
 
@@ -33,8 +34,10 @@ class RemoteSource(ChecksumSource):
 
 @pytest.fixture
 def conf_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "CONF_DIR", tmp_path)
-    return tmp_path
+    """A user config folder (as ``--config-dir`` adds it) whose ``dataset/`` the test fills."""
+    monkeypatch.setenv(CONFIG_DIRS_ENV, str(tmp_path))
+    (tmp_path / "dataset").mkdir()
+    return tmp_path / "dataset"
 
 
 def test_list_shows_every_generator(capsys):

@@ -1,4 +1,9 @@
-"""A Hydra sweeper whose default sweep is the experiment's ``sweep.<mode>``.
+"""The svmrepro sweeper (``hydra/sweeper: svmrepro``): its default sweep is the experiment's ``sweep.<mode>``.
+
+A Hydra sweeper plugin on the public :class:`hydra.plugins.sweeper.Sweeper` API, registered in
+Hydra's ConfigStore as option ``svmrepro`` of group ``hydra/sweeper`` (:mod:`.config`) and
+selected by ``conf/config.yaml``; ``hydra/sweeper=basic`` (Hydra's BasicSweeper: the command
+line's sweep only) or an optimizing sweeper (``hydra/sweeper=optuna``) can replace it.
 
 An experiment declares one sweep per mode. A sweep is a grid (``{key: "a,b", seed: "range(3)"}``,
 Hydra's sweep syntax per key) or a list of grids, run as their union, for configurations that
@@ -9,6 +14,7 @@ narrows an experiment's seed sweep to one seed.
 
 Unlike Hydra's BasicSweeper, a failed job does not stop the sweep: every batch runs, and the
 sweep ends with a summary line, the failed jobs (overrides and error) on stderr and exit code 1.
+Each failed job's line is recorded by a Hydra callback where the job ran (:mod:`.failures`).
 A job whose configuration cannot be composed (a key that only some algorithms of the sweep have,
 ``-m algorithm=svc,cascade_svc algorithm.r=0.5``) is not started and is one of the failed jobs;
 the others run. Such jobs are numbered after the launched ones. For that, ``svmrepro-run -m`` hands
@@ -16,31 +22,38 @@ a command-line key of a config group (``algorithm.r=0.5``) to the jobs as a one-
 (:func:`per_job`): Hydra applies a plain override to the sweep's primary config too, whose
 algorithm may lack the key, and would stop the whole sweep.
 Finished runs are skipped when the same command is run again, so it retries only the failed ones.
-Jobs report their progress as they end (:mod:`.progress`).
+Jobs report their progress and status as they end (:mod:`.progress`).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from hydra.core.utils import JobReturn, JobStatus, filter_overrides
-from omegaconf import OmegaConf
+from hydra.core.plugins import Plugins
+from hydra.core.utils import JobReturn, JobStatus
+from hydra.errors import CompactHydraException
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, OmegaConf
 
+from hydra_plugins.svmrepro_sweeper import failures, progress
+from hydra_plugins.svmrepro_sweeper.failures import error_line, failure_line
 from svmrepro.redact import redact
 
-from hydra_plugins.svmrepro_sweeper import progress
-
 log = logging.getLogger(__name__)
+
+
+class NotAGrid(CompactHydraException):
+    """A sweep override the grid cannot enumerate (``interval(...)``: an optimizing sweeper's)."""
 
 
 def sweep_grids(sweep) -> list[dict]:
@@ -51,40 +64,45 @@ def sweep_grids(sweep) -> list[dict]:
     return [dict(grid) for grid in plain] if isinstance(plain, Sequence) else [dict(plain)]
 
 
+def product(overrides: Sequence[Override]) -> list[list[str]]:
+    """The Cartesian product of ``overrides`` (Hydra's sweep syntax), one list of overrides per job.
+
+    A later override of a key replaces an earlier one in the earlier one's place; a plain override
+    is a one-value sweep.
+    """
+    values: dict[str, list[str]] = {}
+    for override in overrides:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            values[key] = [f"{key}={override.get_value_element_as_str()}"]
+        elif override.is_discrete_sweep():
+            values[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            raise NotAGrid(f"{override.input_line}: the svmrepro sweeper runs grids (a,b / choice / range / glob); "
+                           "an interval is for an optimizing sweeper (hydra/sweeper=optuna)")
+    return [list(job) for job in itertools.product(*values.values())]
+
+
 def expand(grids: list[Mapping], overrides: list[Override], parser: OverridesParser) -> list[list[str]]:
     """Every job's overrides: each grid expanded with ``overrides`` applied on top, concatenated."""
     jobs: list[list[str]] = []
     for grid in grids:
         own = parser.parse_overrides([f"{key}={value}" for key, value in grid.items()])
-        jobs += BasicSweeper.split_arguments([*own, *overrides], None)[0]
+        jobs += product([*own, *overrides])
     return jobs
+
+
+def batches(jobs: list[list[str]], size: int | None) -> Iterator[list[list[str]]]:
+    """``jobs`` in runs of ``size`` (None or -1: one batch)."""
+    size = len(jobs) if size in (None, -1) else size
+    for start in range(0, len(jobs), max(size, 1)):
+        yield jobs[start : start + size]
 
 
 def workers(launcher_config) -> int:
     """Jobs run at a time: joblib's ``n_jobs`` (negative counts back from the cores), else 1."""
     n_jobs = (launcher_config or {}).get("n_jobs") or 1
     return max(1, n_jobs if n_jobs > 0 else (os.cpu_count() or 1) + 1 + n_jobs)
-
-
-def job_status(ret: JobReturn) -> str:
-    if ret.status != JobStatus.COMPLETED:
-        return progress.FAILED
-    return progress.SKIPPED if ret.return_value == "SKIPPED" else progress.DONE  # svmrepro.runner.SKIPPED
-
-
-def error_line(error: BaseException) -> str:
-    """``<ExceptionType>: <first line of its message>``."""
-    return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"
-
-
-def failure_line(num: int | str, overrides: Sequence[str], reason: str) -> str:
-    """``#<job> <overrides>: <reason>``, any password in a URI redacted."""
-    return redact(f"#{num} {' '.join(filter_overrides(list(overrides)))}: {reason}")
-
-
-def launched_failure_line(ret: JobReturn) -> str:
-    num = ret.hydra_cfg.hydra.job.num if ret.hydra_cfg is not None else "?"
-    return failure_line(num, ret.overrides or [], error_line(ret._return_value))  # .return_value would re-raise
 
 
 def composition_line(error: BaseException) -> str:
@@ -118,13 +136,30 @@ def per_job(arguments: list[str], groups: Collection[str]) -> list[str]:
     return rewritten
 
 
-class ModeSweeper(BasicSweeper):
-    def split_arguments(self, overrides: list[Override], max_batch_size: int | None) -> list[list[list[str]]]:
+class ModeSweeper(Sweeper):
+    """The sweeper of ``hydra/sweeper: svmrepro`` (:class:`.config.ModeSweeperConf`): the mode's sweep,
+    every job launched whatever failed, failures listed at the end."""
+
+    def __init__(self, max_batch_size: int | None = None, params: Mapping[str, str] | None = None) -> None:
+        self.max_batch_size = max_batch_size
+        self.params = dict(params or {})
+        self.hydra_context: HydraContext | None = None
+        self.config: DictConfig | None = None
+        self.launcher = None
+
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
+        self.hydra_context = hydra_context
+        self.config = config
+        self.launcher = Plugins.instance().instantiate_launcher(
+            hydra_context=hydra_context, task_function=task_function, config=config)
+
+    def jobs(self, arguments: list[str]) -> list[list[str]]:
+        """Every job's overrides: the mode's sweep, with ``params`` and ``arguments`` on each grid."""
         mode = getattr(self.config.mode, "value", self.config.mode)  # a Mode enum once typed
         grids = sweep_grids((self.config.get("sweep") or {}).get(mode))
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
-        jobs = expand(grids, overrides, parser)
-        return list(BasicSweeper.split_overrides_to_chunks(jobs, max_batch_size))
+        given = parser.parse_overrides([*(f"{key}={value}" for key, value in self.params.items()), *arguments])
+        return expand(grids, given, parser)
 
     def composable(self, jobs: list[list[str]]) -> tuple[list[list[str]], list[tuple[list[str], str]]]:
         """The jobs whose configuration composes, and the others with why not (one line)."""
@@ -139,25 +174,22 @@ class ModeSweeper(BasicSweeper):
                 ok.append(overrides)
         return ok, bad
 
-    def sweep(self, arguments: list[str]) -> Any:
-        """BasicSweeper.sweep, with every batch run whatever failed, progress, and a summary."""
-        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
-        jobs = [job for batch in self.split_arguments(parser.parse_overrides([*self._parse_config(), *arguments]),
-                                                      None) for job in batch]
+    def sweep(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
+        """Run every batch whatever failed, with progress; a summary, and the failures on stderr."""
+        jobs = self.jobs(arguments)
         total = len(jobs)
         jobs, unstarted = self.composable(jobs)
         unstarted_lines = [failure_line(len(jobs) + i, overrides, reason)
                            for i, (overrides, reason) in enumerate(unstarted)]
         for line in unstarted_lines:
             log.warning("job not started: %s", line)
-        self.overrides = list(BasicSweeper.split_overrides_to_chunks(jobs, self.max_batch_size)) if jobs else []
         sweep_dir = Path(self.config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         (sweep_dir / "multirun.yaml").write_text(redact(OmegaConf.to_yaml(self.config)))
         progress.start(sweep_dir, len(jobs), workers(self.config.hydra.get("launcher")))
+        failures.start(sweep_dir)
         started, returns = time.perf_counter(), []
-        while not self.is_done():
-            batch = self.get_job_batch()
+        for batch in batches(jobs, self.max_batch_size):
             try:
                 returns.append(self.launcher.launch(batch, initial_job_idx=sum(map(len, returns))))
             except Exception as exc:  # a worker process died (out of memory?): joblib gives up the batch
@@ -165,12 +197,27 @@ class ModeSweeper(BasicSweeper):
                       "the same command runs the rest", file=sys.stderr)
                 sys.exit(1)
         ended = [ret for batch in returns for ret in batch]
-        counts = Counter(job_status(ret) for ret in ended) + Counter({progress.FAILED: len(unstarted)})
+        failed = self.failure_lines(ended, sweep_dir) + unstarted_lines
+        recorded = progress.statuses(sweep_dir)
+        counts = Counter(progress.SKIPPED if recorded.get(self.job_num(ret)) == progress.SKIPPED else progress.DONE
+                         for ret in ended if ret.status == JobStatus.COMPLETED)
+        counts[progress.FAILED] = len(failed)
         log.info("sweep ended: %d jobs in %s: %s", total, progress.clock(time.perf_counter() - started),
                  progress.counts_text(counts))
-        failed = [launched_failure_line(ret) for ret in ended if ret.status != JobStatus.COMPLETED] + unstarted_lines
         if failed:
             print(f"svmrepro-run: {len(failed)} of {total} jobs failed (the same command retries only them):",
                   *failed, sep="\n  ", file=sys.stderr)
             sys.exit(1)
         return returns
+
+    @staticmethod
+    def job_num(ret: JobReturn) -> int | None:
+        return ret.hydra_cfg.hydra.job.num if ret.hydra_cfg is not None else None
+
+    def failure_lines(self, ended: list[JobReturn], sweep_dir: Path) -> list[str]:
+        """A line per failed job: the one its callback recorded, else its overrides alone."""
+        recorded = failures.read(sweep_dir)
+        return [recorded.get(self.job_num(ret)) or failure_line(self.job_num(ret), ret.overrides or [],
+                                                                "failed (no error recorded: is "
+                                                                "RecordFailures in hydra.callbacks?)")
+                for ret in ended if ret.status != JobStatus.COMPLETED]

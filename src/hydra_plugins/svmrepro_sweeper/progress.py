@@ -4,7 +4,9 @@ The sweeper sees a batch's results only once the whole batch has ended, so the j
 themselves: the sweeper starts ``<sweep dir>/progress.jsonl`` with the number of jobs and of
 workers (:func:`start`), each job appends one line when it ends and gets back a progress line
 computed from the whole file (:func:`record`, called by ``svmrepro.app``). One short write to a
-file opened with ``O_APPEND`` is atomic on a local file system, so workers need no lock.
+file opened with ``O_APPEND`` is atomic on a local file system, so workers need no lock. The
+status each job recorded is also how the sweeper tells a skipped job from one that ran
+(:func:`statuses`): a job's return value is its validation error, for optimizing sweepers.
 """
 
 from __future__ import annotations
@@ -57,18 +59,28 @@ def describe(lines: list[str], now: float | None = None) -> str:
     )
 
 
+def append(path: Path, line: str) -> None:
+    """Append one line with a single write to a file opened with ``O_APPEND`` (atomic, no lock)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
 def record(sweep_dir: str | Path, job: int, status: str, seconds: float) -> str | None:
     """Append job ``job``'s end to the sweep's progress file; the progress line after it.
 
-    None when the sweep has no progress file (a sweep not started by the ModeSweeper).
+    None when the sweep has no progress file (a sweep not run by the svmrepro sweeper).
     """
     path = Path(sweep_dir) / FILE
     if not path.is_file():
         return None
-    line = json.dumps({"job": job, "status": status, "seconds": round(seconds, 3)}) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
+    append(path, json.dumps({"job": job, "status": status, "seconds": round(seconds, 3)}))
     return describe(path.read_text().splitlines())
+
+
+def statuses(sweep_dir: str | Path) -> dict[int, str]:
+    """The status each job recorded (``done``, ``skipped``, ``failed``), by job number."""
+    lines = (Path(sweep_dir) / FILE).read_text().splitlines()[1:]
+    return {event["job"]: event["status"] for event in map(json.loads, filter(str.strip, lines))}

@@ -18,15 +18,12 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from svmrepro.data.base import DatasetSource
-from svmrepro.data.files import PROJECT_ROOT
+from svmrepro.locations import config_dirs
 from svmrepro.errors import SvmReproError
 
-CONF_DIR = PROJECT_ROOT / "conf" / "dataset"
-
-
 def dataset_configs() -> dict[str, Path]:
-    """The ``conf/dataset`` options by name."""
-    return {path.stem: path for path in sorted(CONF_DIR.glob("*.yaml"))}
+    """The ``dataset`` options by name: the package's, and those of the user's config folders."""
+    return {path.stem: path for root in config_dirs() for path in sorted((root / "dataset").glob("*.yaml"))}
 
 
 def build(path: Path) -> DatasetSource:

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from svmrepro.errors import DataError
+from svmrepro.locations import source_checkout
 
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
 #: set to 1 to forbid downloads (tests, air-gapped machines): a missing file is then an error at once
 OFFLINE_ENV = "SVMREPRO_OFFLINE"
 
@@ -31,8 +31,14 @@ def data_home() -> Path:
 
 
 def shared_data_dir() -> Path | None:
-    """The offline copies (``../shared/data`` next to the checkout), or None when absent."""
-    candidate = Path(os.environ.get("SVMREPRO_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
+    """The offline copies (``$SVMREPRO_SHARED_DATA``, else ``../shared/data`` beside the checkout the
+    package runs from), or None when absent."""
+    checkout = source_checkout()
+    default = checkout.parent / "shared" / "data" if checkout else None
+    candidate = os.environ.get("SVMREPRO_SHARED_DATA") or default
+    if candidate is None:
+        return None
+    candidate = Path(candidate)
     return candidate if candidate.is_dir() else None
 
 

@@ -61,13 +61,13 @@ def _deviations(spec: ReportSpec) -> list[str]:
     return ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
 
 
-def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, root: Path, mode: str) -> Output:
+def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str) -> Output:
     """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from; with
     ``spec.scatter`` also ``<id>.scatter.png`` and the ``<id>.points.json`` it is drawn from, with
     ``spec.surface`` ``<id>.surface.png`` and its ``<id>.surface.json``."""
     paths = output_paths(spec, out_dir)
     table = summarise(runs, spec)
-    paper_path = spec.paper_path(root)
+    paper_path = spec.paper_path()
     paper = read_paper(paper_path) if paper_path else None
     if paper is not None:
         table = with_paper(table, paper, spec)

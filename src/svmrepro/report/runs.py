@@ -4,45 +4,43 @@ Columns are ``run_id``, ``status``, ``start_time``, ``params.<key>``, ``metrics.
 ``tags.<name>``. The same table is written beside each output as ``<id>.runs.csv``, so an output
 can be rebuilt from git alone (``svmrepro-reproduce --from-csv``). A table read from MLflow also has
 ``artifact_uri`` (where to read a run's artifacts), which the CSV leaves out: it is a local path.
+
+A run's numbers keep the names the runner measured (``metrics.step1.T1.n_sv``,
+``metrics.data.bayes_risk``): MLflow stores them as ``step1/T1/n_sv`` (chart sections in its UI)
+and data-set constants as params, and :func:`svmrepro.tracking.svmrepro_names` maps them back, so
+report specs and the runs CSVs committed before and after that change read alike.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import mlflow
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
-from svmrepro.tracking import ensure_store, retry_locked, tracking_uri
+from svmrepro.tracking import KIND_TAG, NOT_RESULTS, Store, svmrepro_names
 
 KEEP_PREFIXES = ("params.", "metrics.", "tags.")
 KEEP_COLUMNS = ("run_id", "status", "start_time")
 #: columns that only make sense next to the MLflow store they came from
 STORE_COLUMNS = ("artifact_uri",)
 #: tags that only repeat MLflow's bookkeeping, or name the process that ran (host, pid)
-DROP_TAGS = ("tags.mlflow.", "tags.process.")
+#: (and svmrepro.kind, which every result run has: result)
+DROP_TAGS = ("tags.mlflow.", "tags.process.", f"tags.{KIND_TAG}")
 
 
 def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.DataFrame:
     """FINISHED runs of ``experiment`` in ``mode``; of identical configs, the latest only."""
-    uri = tracking_uri(uri)
-    ensure_store(uri)  # a SQLite store is made whole, or reported, before MLflow opens it
-    mlflow.set_tracking_uri(uri)
-    found = retry_locked(
-        lambda: mlflow.search_runs(
-            experiment_names=[experiment],
-            filter_string=f"attributes.status = 'FINISHED' and tags.mode = '{mode}'",
-            output_format="pandas",
-        )
-    )
+    found = Store(uri).runs_frame(experiment, f"attributes.status = 'FINISHED' and tags.mode = '{mode}'")
     if "tags.config_hash" not in found:  # only the runner's runs: not a report run, nor one logged by hand
         return found.iloc[0:0]
     found = found[found["tags.config_hash"].notna()]
+    if f"tags.{KIND_TAG}" in found:  # never a sweep's parent run nor a report run
+        found = found[~found[f"tags.{KIND_TAG}"].isin(NOT_RESULTS)]
     if found.empty:
         return found
     found = found.sort_values("start_time").drop_duplicates("tags.config_hash", keep="last")
-    return tidy(found)
+    return tidy(svmrepro_names(found))
 
 
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:

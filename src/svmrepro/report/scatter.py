@@ -13,10 +13,11 @@ import pandas as pd
 from matplotlib.markers import MarkerStyle
 
 from svmrepro.errors import SvmReproError
-from svmrepro.report.artifacts import collect, load_json_artifact
+from svmrepro.report.artifacts import collect
 from svmrepro.report.figures import plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec, ScatterSpec
 from svmrepro.report.tables import numeric_or_text, x_label
+from svmrepro.tracking import artifact_dict
 
 #: significant digits kept of each coordinate in the sidecar (a picture needs no more)
 DIGITS = 6
@@ -40,7 +41,7 @@ def _trim(points: dict, scatter: ScatterSpec) -> dict:
 def collect_points(runs: pd.DataFrame, scatter: ScatterSpec, sidecar: Path) -> dict[str, dict]:
     """``{run_id: points}`` of the runs that recorded points, in the order of ``runs``."""
     def read(uri: str) -> dict | None:
-        points = (load_json_artifact(uri, "diagnostics.json") or {}).get(scatter.key)
+        points = (artifact_dict(uri, "diagnostics.json") or {}).get(scatter.key)
         return None if points is None else _trim(points, scatter)
 
     found = collect(runs, read, sidecar)

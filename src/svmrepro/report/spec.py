@@ -40,6 +40,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from svmrepro.errors import ConfigError
+from svmrepro.locations import data_file
 
 
 #: summary rows a report can add per group (``x`` of the row = its name)
@@ -101,8 +102,9 @@ class ReportSpec:
     def output_id(self) -> str:
         return self.experiment.split("/")[-1]
 
-    def paper_path(self, root: Path) -> Path | None:
-        return root / self.paper if self.paper else None
+    def paper_path(self) -> Path | None:
+        """The paper's numbers: the package's ``experiments/...`` file, or a copy of the user's (:func:`data_file`)."""
+        return data_file(self.paper) if self.paper else None
 
 
 def spec_from_config(experiment: str, report: DictConfig | dict | None) -> ReportSpec:

@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
-from svmrepro.report.artifacts import collect, load_json_artifact
+from svmrepro.report.artifacts import collect
 from svmrepro.report.figures import plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text
+from svmrepro.tracking import artifact_dict
 
 ERROR = "metrics.test_error"
 
@@ -31,7 +32,7 @@ def shown_runs(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
 
 def collect_surfaces(runs: pd.DataFrame, spec: ReportSpec, sidecar: Path) -> dict[str, dict]:
     """``{run_id: surface}`` of each group's shown run (those that logged a surface)."""
-    found = collect(shown_runs(runs, spec), lambda uri: load_json_artifact(uri, "surface.json"), sidecar)
+    found = collect(shown_runs(runs, spec), lambda uri: artifact_dict(uri, "surface.json"), sidecar)
     if not found:
         raise SvmReproError("no run logged surface.json: set `surface: {}` in the experiment config and re-run")
     return found

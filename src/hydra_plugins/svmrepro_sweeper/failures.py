@@ -1,0 +1,75 @@
+"""Failed jobs of a sweep, each recorded by a Hydra callback in the process that ran it.
+
+The svmrepro sweeper starts ``<sweep dir>/failures.jsonl`` (:func:`start`); :class:`RecordFailures`,
+listed in ``hydra.callbacks``, appends one line per failed job when the job ends
+(``Callback.on_job_end``, in the joblib worker that ran it), and the sweeper prints them once the
+sweep is over (:func:`read`). The callback gets the job's error through ``JobReturn``'s public
+``return_value``, which re-raises it, not through the private field that holds it. Under any other
+sweeper (no file) it does nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hydra.core.utils import JobReturn, JobStatus, filter_overrides
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+from hydra_plugins.svmrepro_sweeper import progress
+from svmrepro.redact import redact
+
+FILE = "failures.jsonl"
+
+
+def error_line(error: BaseException) -> str:
+    """``<ExceptionType>: <first line of its message>``."""
+    return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"
+
+
+def failure_line(num: int | str, overrides: Sequence[str], reason: str) -> str:
+    """``#<job> <overrides>: <reason>``, any password in a URI redacted."""
+    return redact(f"#{num} {' '.join(filter_overrides(list(overrides)))}: {reason}")
+
+
+def job_error(job_return: JobReturn) -> BaseException:
+    """The exception a failed job raised, as ``return_value`` re-raises it.
+
+    ``return_value`` also writes "Error executing job with overrides" to stderr: the sweeper lists
+    the failure at the end instead, so that line is dropped.
+    """
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            _ = job_return.return_value  # re-raises the job's exception
+    except Exception as error:  # the job's own exception
+        return error
+    raise ValueError(f"job {job_return.overrides} did not fail")
+
+
+def start(sweep_dir: str | Path) -> None:
+    (Path(sweep_dir) / FILE).write_text("")
+
+
+def read(sweep_dir: str | Path) -> dict[int, str]:
+    """Each failed job's line (:func:`failure_line`), by job number."""
+    lines = (Path(sweep_dir) / FILE).read_text().splitlines()
+    return {event["job"]: event["line"] for event in map(json.loads, filter(str.strip, lines))}
+
+
+class RecordFailures(Callback):
+    """Hydra callback: append a failed job's line to its sweep's ``failures.jsonl``."""
+
+    def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
+        if job_return.status != JobStatus.FAILED or job_return.hydra_cfg is None:
+            return
+        job = job_return.hydra_cfg.hydra.job
+        path = Path(job_return.hydra_cfg.hydra.sweep.dir) / FILE
+        if not path.is_file():  # a single run, or a sweep of another sweeper
+            return
+        line = failure_line(job.num, job_return.overrides or [], error_line(job_error(job_return)))
+        progress.append(path, json.dumps({"job": job.num, "line": line}))

@@ -1,0 +1,57 @@
+"""Where svmrepro reads its package data, and where it writes.
+
+Read from the installed package (``importlib.resources``), so a wheel runs from any folder: the Hydra
+configs (``conf/``), the papers' numbers and protocol notes (``experiments/``) and the plans of
+``svmrepro-reproduce`` (``plans/``). In a checkout these are the top-level ``conf/``, ``experiments/``
+and ``reproduce/`` folders, linked into ``src/svmrepro``.
+
+Written to the current folder, as Hydra writes ``outputs/`` and ``multirun/`` there: the embedded
+MLflow store (``./mlflow.db``, artifacts in ``./mlartifacts``) and the reproduction's ``results/``.
+
+A user's own configs (an experiment of theirs, a data set) live in a folder of theirs that is added to
+the search path: ``svmrepro-run --config-dir DIR`` (Hydra's option) or ``svmrepro-reproduce
+--config-dir DIR``; their options then sit beside the package's, without touching the package.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.resources import files
+from pathlib import Path
+
+#: the installed package's folder; its data folders are plain files on disk (a wheel is unpacked)
+PACKAGE_DIR = Path(str(files("svmrepro")))
+CONF_DIR = PACKAGE_DIR / "conf"
+PLANS_DIR = PACKAGE_DIR / "plans"
+#: extra config folders, ``os.pathsep``-separated: set by ``svmrepro-reproduce --config-dir`` for the
+#: compositions of its own process (its sweeps get them as ``hydra.searchpath``)
+CONFIG_DIRS_ENV = "SVMREPRO_CONFIG_DIRS"
+
+
+def user_config_dirs() -> list[Path]:
+    return [Path(p).resolve() for p in os.environ.get(CONFIG_DIRS_ENV, "").split(os.pathsep) if p]
+
+
+def config_dirs() -> list[Path]:
+    """The package's configs, then the user's folders (Hydra's search path, in this order)."""
+    return [CONF_DIR, *user_config_dirs()]
+
+
+def data_file(relative: str | Path) -> Path:
+    """A file a report spec names (``experiments/<paper>/table1.csv``): the current folder's or a user
+    config folder's own copy if there is one, else the package's."""
+    for base in (Path.cwd(), *user_config_dirs()):
+        if (base / relative).is_file():
+            return base / relative
+    return PACKAGE_DIR / relative
+
+
+def source_checkout() -> Path | None:
+    """The git checkout the package runs from (an editable install), None for an installed wheel."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "src" / "svmrepro").is_dir() else None
+
+
+def default_store_uri() -> str:
+    """The embedded MLflow store of the current folder."""
+    return f"sqlite:///{Path.cwd() / 'mlflow.db'}"

@@ -1,0 +1,97 @@
+"""MLflow is reached only through svmrepro.tracking (one home per concern): no other module of
+src/ imports it, nor reaches into a store's MLflow client; the store's reads give what MLflow's
+process-wide functions gave."""
+
+import ast
+from pathlib import Path
+
+import mlflow
+import pandas as pd
+
+from svmrepro.bench import SYNTHETIC_EXPERIMENT, log_synthetic_runs
+from svmrepro.tracking import Store
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+#: tracking.py is the home; sqlite_store.py is the layer below it (tracking imports it): it builds a
+#: missing SQLite store by letting MLflow make its schema, and reads MLflow's own migrations to
+#: check a store's schema before MLflow opens it
+MAY_IMPORT_MLFLOW = {"svmrepro/tracking.py", "svmrepro/sqlite_store.py"}
+
+
+def modules():
+    return sorted(p for p in SRC.rglob("*.py") if p.is_file())
+
+
+def imported(tree: ast.AST) -> list[str]:
+    """Every module an ``import`` or ``from ... import`` names, at any depth (a function's too)."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_only_the_tracking_module_imports_mlflow():
+    offenders = []
+    for path in modules():
+        name = path.relative_to(SRC).as_posix()
+        mlflow = [m for m in imported(ast.parse(path.read_text(), str(path))) if m.split(".")[0] == "mlflow"]
+        if mlflow and name not in MAY_IMPORT_MLFLOW:
+            offenders.append(f"{name}: {', '.join(mlflow)}")
+    assert not offenders, "import MLflow only in svmrepro.tracking: " + "; ".join(offenders)
+
+
+def test_no_module_reaches_into_a_store_s_client():
+    offenders = []
+    for path in modules():
+        name = path.relative_to(SRC).as_posix()
+        if name == "svmrepro/tracking.py":
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        offenders += [f"{name}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "client"]
+    assert not offenders, "use svmrepro.tracking.Store's methods, not its MLflow client: " + ", ".join(offenders)
+
+
+def test_the_scan_sees_an_import_inside_a_function():
+    source = "def f():\n    import mlflow.artifacts\n    from mlflow.entities import Metric\n"
+    assert imported(ast.parse(source)) == ["mlflow.artifacts", "mlflow.entities"]
+
+
+def test_the_store_s_runs_table_is_mlflow_s(store_uri):
+    """Store.runs_frame lays runs out as mlflow.search_runs does (which needs the process-wide URI)."""
+    store = Store(store_uri)
+    experiment_id = log_synthetic_runs(store, 4)
+    odd = store.start_run(experiment_id, "odd", {"mode": "full"})  # a metric of its own, and a series
+    store.log_metrics(odd, {"only_here": 1.0}, {"series": [1.0, 2.0]})
+    store.terminate(odd, "FINISHED")
+    store.start_run(experiment_id, "running", {"mode": "full"})  # no end time
+    before = mlflow.get_tracking_uri()
+    try:
+        mlflow.set_tracking_uri(store_uri)
+        for query in ("attributes.status = 'FINISHED' and tags.mode = 'full'", ""):
+            ours = store.runs_frame(SYNTHETIC_EXPERIMENT, query).sort_values("run_id", ignore_index=True)
+            theirs = mlflow.search_runs(experiment_names=[SYNTHETIC_EXPERIMENT], filter_string=query)
+            assert set(ours.columns) == set(theirs.columns)
+            pd.testing.assert_frame_equal(ours, theirs.sort_values("run_id", ignore_index=True)[list(ours.columns)])
+        assert store.runs_frame("no/such").empty
+    finally:
+        mlflow.set_tracking_uri(before)
+
+
+def test_the_store_finds_clears_and_deletes_a_report_run(store_uri, tmp_path):
+    store = Store(store_uri)
+    experiment_id = store.experiment_id("test/report")
+    tags = {"svmrepro.report": "report", "svmrepro.report_mode": "quick"}
+    assert store.find_run(experiment_id, tags) is None
+    run_id = store.start_run(experiment_id, "report-quick", tags)
+    assert store.find_run(experiment_id, tags) == run_id
+    (tmp_path / "table.md").write_text("| a |\n")
+    store.log_artifact(run_id, tmp_path / "table.md")
+    assert [f.path for f in store.client.list_artifacts(run_id)] == ["table.md"]
+    store.clear_artifacts(run_id)
+    assert store.client.list_artifacts(run_id) == []
+    store.delete_run(run_id)
+    assert store.client.get_run(run_id).info.lifecycle_stage == "deleted"
+    assert store.find_run(experiment_id, tags) is None

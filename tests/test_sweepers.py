@@ -1,0 +1,168 @@
+"""The sweepers of ``svmrepro-run -m``: svmrepro's own (``hydra/sweeper: svmrepro``, a registered
+option on Hydra's public Sweeper API, selected by default), Hydra's basic one, and Optuna's, which
+minimizes what a job returns: the run's validation error.
+
+The command-line sweeps are real ``svmrepro-run -m`` processes on seconds-long runs.
+"""
+
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+# Hydra's grid expansion (private API), the reference ours must match
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.plugins import Plugins
+from hydra.core.utils import JobReturn, JobStatus
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import RunMode
+from mlflow.tracking import MlflowClient
+from omegaconf import OmegaConf
+
+# Hydra's plugin scan runs these modules again: their classes are looked up on the module when used
+from hydra_plugins.svmrepro_sweeper import failures, mode_sweeper
+from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
+from svmrepro.app import NoValidationSplit, objective, other_sweeper
+from svmrepro.compose import compose_config, compose_run
+from svmrepro.runner import FINISHED, SKIPPED, RunResult, run
+
+BASIC = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+#: a seconds-long run with a validation split: covtype, 200 / 100 / 100 rows
+WITH_VALIDATION = ["dataset=covtype", "dataset.n_train=200", "dataset.n_val=100", "dataset.n_test=100"]
+
+
+def _sweep(tmp_path, name, *arguments):
+    command = [sys.executable, "-m", "svmrepro", "-m", *arguments,
+               f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.sweep.dir={tmp_path / name}"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+
+def _runs(tmp_path, experiment="adhoc"):
+    """The runs of ``experiment`` that have a result (a sweep's parent run has none)."""
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name(experiment).experiment_id], max_results=100)
+    return [r for r in runs if "test_error" in r.data.metrics]
+
+
+def test_the_svmrepro_sweeper_is_a_registered_option_selected_by_default():
+    hydra = compose_config(return_hydra_config=True).hydra
+    assert hydra.runtime.choices["hydra/sweeper"] == "svmrepro"
+    assert hydra.sweeper._target_ == ModeSweeperConf._target_ == f"{mode_sweeper.__name__}.ModeSweeper"
+    assert compose_config(["hydra/sweeper=basic"], return_hydra_config=True).hydra.sweeper._target_ == BASIC
+    # Hydra's plugin scan loads the module anew: the same class by name
+    assert ModeSweeperConf._target_ in {f"{c.__module__}.{c.__name__}" for c in Plugins.instance().discover(Sweeper)}
+    assert not [cls for cls in mode_sweeper.ModeSweeper.__mro__ if cls.__module__.startswith("hydra._internal")]
+
+
+@pytest.mark.parametrize("arguments", [
+    [],
+    ["a=1,2", "b=x", "c=range(3)"],
+    ["a=1,2", "b=x", "a=3,4,5"],  # a later value of a key replaces the earlier one, in its place
+    ["+x=1", "~y", "c=choice(1,2)", "d=[1,2]", "e=''", "f=${seed}"],
+])
+def test_grids_expand_as_hydra_basic_sweeper_expands_them(arguments):
+    overrides = OverridesParser.create().parse_overrides(arguments)
+    assert mode_sweeper.product(overrides) == BasicSweeper.split_arguments(overrides, None)[0]
+
+
+def test_an_interval_is_not_a_grid():
+    with pytest.raises(mode_sweeper.NotAGrid, match="hydra/sweeper=optuna"):
+        mode_sweeper.product(OverridesParser.create().parse_overrides(["seed=0,1", "algorithm.C=interval(0.1,10)"]))
+
+
+def test_the_modes_sweep_is_a_union_of_grids_with_params_and_the_command_line_on_each():
+    sweeper = mode_sweeper.ModeSweeper(params={"seed": "0,1"})
+    sweeper.hydra_context = SimpleNamespace(config_loader=None)
+    sweeper.config = OmegaConf.create({"mode": "quick", "sweep": {"quick": [{"a": "1,2"}, {"b": "x", "seed": 5}],
+                                                                  "full": {"c": "9"}}})
+    assert sweeper.jobs(["a=3"]) == [["a=3", "seed=0"], ["a=3", "seed=1"],
+                                     ["b=x", "seed=0", "a=3"], ["b=x", "seed=1", "a=3"]]
+
+
+def test_group_keys_become_one_value_sweeps_for_svmrepros_sweeper_alone():
+    """``algorithm.C=1`` -> ``algorithm.C=choice(1)`` is for the svmrepro sweeper's unstarted jobs only."""
+    assert other_sweeper(["-m", "hydra/sweeper=optuna", "algorithm.C=1"])
+    assert not other_sweeper(["-m", "hydra/sweeper=svmrepro", "algorithm.C=1"])
+    assert not other_sweeper(["-m", "seed=0,1", "algorithm.C=1"])
+
+
+def _failed_job(sweep_dir, error):
+    hydra_cfg = OmegaConf.create({"hydra": {"job": {"num": 3}, "sweep": {"dir": str(sweep_dir)}}})
+    job = JobReturn(overrides=["seed=3", "tracking.uri=https://u:secret@mlflow.example"], hydra_cfg=hydra_cfg,
+                    status=JobStatus.FAILED)
+    job.return_value = error
+    return job
+
+
+def test_the_failure_callback_records_a_failed_jobs_line_in_its_sweep(tmp_path, capsys):
+    failures.start(tmp_path)
+    failures.RecordFailures().on_job_end(OmegaConf.create(), _failed_job(tmp_path, RuntimeError("fit failed\nsecond line")))
+    line = failures.read(tmp_path)[3]
+    assert line.startswith("#3 seed=3 tracking.uri=") and line.endswith(": RuntimeError: fit failed")
+    assert "secret" not in line
+    assert "Error executing job" not in capsys.readouterr().err  # the sweeper's summary says it instead
+
+
+def test_the_failure_callback_leaves_other_sweeps_alone(tmp_path):
+    failures.RecordFailures().on_job_end(OmegaConf.create(), _failed_job(tmp_path, RuntimeError("x")))
+    assert list(tmp_path.iterdir()) == []
+
+
+def _hydra_cfg(sweeper, mode=RunMode.MULTIRUN):
+    return OmegaConf.create({"mode": mode, "sweeper": {"_target_": sweeper}, "job": {"num": 0},
+                             "runtime": {"choices": {"hydra/sweeper": "optuna", "dataset": "gaussian_clouds"}}})
+
+
+def test_a_job_returns_its_validation_error_and_never_its_test_error():
+    measured = {"test_error": 0.1, "train_error": 0.0}
+    assert objective(RunResult(FINISHED, "r", "k", {**measured, "val_error": 0.25}), _hydra_cfg("o.Optuna")) == 0.25
+    assert objective(RunResult(FINISHED, "r", "k", {"test_mse": 1.0, "val_mse": 2.0}), _hydra_cfg("o.Optuna")) == 2.0
+    for sweeper in (ModeSweeperConf._target_, BASIC):
+        assert objective(RunResult(FINISHED, "r", "k", measured), _hydra_cfg(sweeper)) is None
+    assert objective(RunResult(FINISHED, "r", "k", measured), _hydra_cfg("o.Optuna", RunMode.RUN)) is None
+    with pytest.raises(NoValidationSplit, match="data set gaussian_clouds has no validation split"):
+        objective(RunResult(FINISHED, "r", "k", measured), _hydra_cfg("o.Optuna"))
+
+
+def test_a_skipped_run_carries_the_finished_runs_metrics(store_uri):
+    overrides = [*WITH_VALIDATION, "algorithm=svc_linear", f"tracking.uri={store_uri}"]
+    first = run(*compose_run(overrides))
+    again = run(*compose_run(overrides))
+    assert (first.status, again.status) == (FINISHED, SKIPPED) and again.run_id == first.run_id
+    assert first.validation_error is not None and again.validation_error == first.validation_error
+
+
+def test_hydra_basic_sweeper_runs_the_command_line_sweep_alone(tmp_path):
+    """Not the experiment's 9-job ``sweep.quick``: the 2 jobs of the command line, by Hydra's sweeper."""
+    done = _sweep(tmp_path, "basic", "hydra/sweeper=basic", "experiment=cross_training/fig3_baseline",
+                  "dataset.n_train=120,160", "dataset.n_test=200", "seed=0", "selection.cv.n_splits=2",
+                  "selection.param_grid.C=[1.0]")
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = _runs(tmp_path, "cross_training/fig3_baseline")
+    assert sorted(int(r.data.params["dataset.n_train"]) for r in runs) == [120, 160]
+    assert OmegaConf.load(tmp_path / "basic" / "multirun.yaml").hydra.sweeper._target_ == BASIC
+    assert not (tmp_path / "basic" / "progress.jsonl").exists()  # svmrepro's sweeper did not run
+
+
+@pytest.mark.slow
+def test_optuna_minimizes_the_runs_validation_error(tmp_path):
+    done = _sweep(tmp_path, "optuna", "hydra/sweeper=optuna", "hydra.sweeper.n_trials=3", "hydra.sweeper.n_jobs=1",
+                  "hydra.sweeper.sampler.seed=0", *WITH_VALIDATION, "algorithm.C=interval(0.01,10)")
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = _runs(tmp_path)
+    assert len(runs) == 3
+    result = OmegaConf.load(tmp_path / "optuna" / "optimization_results.yaml")
+    assert result.best_value == min(r.data.metrics["val_error"] for r in runs)
+    [best] = [r for r in runs if float(r.data.params["algorithm.C"]) == pytest.approx(result.best_params["algorithm.C"])]
+    assert best.data.metrics["val_error"] == result.best_value
+
+
+def test_optuna_without_a_validation_split_stops_with_one_line(tmp_path):
+    done = _sweep(tmp_path, "optuna", "hydra/sweeper=optuna", "hydra.sweeper.n_trials=1", "dataset.n_train=100",
+                  "dataset.n_test=100", "algorithm=svc_linear", "algorithm.C=interval(0.1,10)")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert ("svmrepro-run: error: job 0 has no validation error for sweeper optuna to minimize: data set "
+            "gaussian_clouds has no validation split") in done.stderr

@@ -1,0 +1,115 @@
+"""The wheel runs outside the checkout: its configs, papers' numbers and plans are package data,
+and what it writes (the store, ``multirun/``, results) lands in the folder it is run from.
+
+The wheel is built from this checkout and installed without its dependencies into a fresh
+virtualenv; the dependencies come from the test venv's site-packages, added after the fresh
+venv's own (a plain path, so the test venv's editable install of svmrepro is not seen).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+EXPERIMENT = "cross_training/fig3_baseline"
+#: two seconds-long jobs of its sweep (training sizes 120 and 160)
+SMALL = ["dataset.n_train=120,160", "dataset.n_test=200", "seed=0", "selection.cv.n_splits=2",
+         "selection.param_grid.C=[1.0]"]
+#: an experiment of the user's own, in a config folder outside the package
+USER_EXPERIMENT = """\
+# @package _global_
+defaults:
+  - override /dataset: gaussian_clouds
+  - override /algorithm: svc_linear
+dataset:
+  n_train: 150
+  n_test: 100
+sweep:
+  quick: {seed: "0,1"}
+report:
+  title: my own experiment
+  x: params.seed
+  metrics: [test_error]
+"""
+
+pytestmark = pytest.mark.slow
+
+
+def source_copy(folder: Path) -> Path:
+    """The checkout's files (tracked, or new and not ignored) copied to ``folder``, links as links:
+    setuptools builds in the source tree, and the checkout is left as it is."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=CHECKOUT,
+                            check=True, capture_output=True, text=True).stdout
+    for name in filter(None, listed.split("\0")):
+        source = CHECKOUT / name
+        if source.is_symlink() or source.is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, folder / name, follow_symlinks=False)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    """A fresh virtualenv with the wheel of this checkout installed; its bin folder."""
+    root = tmp_path_factory.mktemp("wheel")
+    source = source_copy(root / "source")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(root / "dist"),
+                    str(source)], check=True, capture_output=True)
+    (wheel,) = (root / "dist").glob("svmrepro-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
+    python = root / "venv" / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                    str(wheel)], check=True, capture_output=True)
+    own = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    (Path(own) / "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return root / "venv" / "bin"
+
+
+def call(venv, folder, *command):
+    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PYTHONPATH")}
+    env["PATH"] = f"{venv}{os.pathsep}{env['PATH']}"
+    return subprocess.run([str(venv / command[0]), *command[1:]], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_the_wheel_imports_svmrepro_from_itself(venv, tmp_path):
+    done = call(venv, tmp_path, "python", "-c", "import svmrepro, sys; print(svmrepro.__file__)")
+    assert done.returncode == 0, done.stderr
+    assert str(venv.parent) in done.stdout and str(CHECKOUT) not in done.stdout
+
+
+def test_a_sweep_and_the_check_run_from_any_folder_and_write_there(venv, tmp_path):
+    sweep = call(venv, tmp_path, "svmrepro-run", "-m", f"experiment={EXPERIMENT}", *SMALL)
+    assert sweep.returncode == 0, sweep.stderr[-3000:]
+    assert (tmp_path / "mlflow.db").is_file() and list((tmp_path / "multirun").rglob("progress.jsonl"))
+    check = call(venv, tmp_path, "svmrepro-reproduce", "--experiment", EXPERIMENT, "--check")
+    assert check.returncode == 0, check.stderr[-3000:]
+    out = check.stdout + check.stderr
+    assert f"== {EXPERIMENT} (quick)" in out and "2 FINISHED runs" in out  # the sweep's runs, from ./mlflow.db
+    assert "Traceback" not in out and "cannot check" not in out
+
+
+def test_the_data_sets_are_listed_from_any_folder(venv, tmp_path):
+    listed = call(venv, tmp_path, "svmrepro-data", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "gaussian_clouds" in listed.stdout and "covtype" in listed.stdout
+
+
+def test_a_users_config_folder_adds_an_experiment_without_touching_the_package(venv, tmp_path):
+    mine = tmp_path / "my_conf" / "experiment" / "mine"
+    mine.mkdir(parents=True)
+    (mine / "tiny.yaml").write_text(USER_EXPERIMENT)
+    one = call(venv, tmp_path, "svmrepro-run", "--config-dir", str(tmp_path / "my_conf"), "experiment=mine/tiny")
+    assert one.returncode == 0, one.stderr[-3000:]
+    built = call(venv, tmp_path, "svmrepro-reproduce", "--config-dir", "my_conf", "--experiment", "mine/tiny")
+    assert built.returncode == 0, built.stderr[-3000:]
+    page = (tmp_path / "results" / "quick" / "mine" / "tiny.md").read_text()
+    assert "my own experiment" in page and "2 runs" in page  # seed 0 was run above, seed 1 by the sweep
+    unknown = call(venv, tmp_path, "svmrepro-reproduce", "--experiment", "mine/tiny", "--check")
+    assert unknown.returncode == 2 and "mine/tiny" in unknown.stderr  # without --config-dir it is not known
