@@ -10,13 +10,15 @@ import pytest
 from svmrepro.reproduce import main as reproduce
 
 EXPERIMENT = "cross_training/fig3_baseline"
+#: the sweep's narrowing of the experiment: svmrepro-reproduce gets it as --override to count its runs
+SMALL = ["dataset.n_train=150,200", "dataset.n_test=300", "seed=0", "selection.param_grid.C=[1.0]",
+         "selection.cv.n_splits=3"]
+NARROWED = [f"--override={item}" for item in SMALL]
 
 
 def _sweep(store_uri, sweep_dir):
     command = [
-        sys.executable, "-m", "svmrepro", "-m", f"experiment={EXPERIMENT}",
-        "dataset.n_train=150,200", "dataset.n_test=300", "seed=0",
-        "selection.param_grid.C=[1.0]", "selection.cv.n_splits=3",
+        sys.executable, "-m", "svmrepro", "-m", f"experiment={EXPERIMENT}", *SMALL,
         "hydra/launcher=parallel", "hydra.launcher.n_jobs=2",
         f"tracking.uri={store_uri}", f"hydra.sweep.dir={sweep_dir}",
     ]
@@ -57,7 +59,7 @@ def test_rerunning_the_sweep_executes_nothing(swept):
 def test_reproduce_builds_the_output_and_rebuilds_it_from_csv(swept):
     root, store_uri, *_ = swept
     results = root / "results"
-    args = ["--experiment", EXPERIMENT, "--tracking-uri", store_uri, "--results-dir", str(results)]
+    args = ["--experiment", EXPERIMENT, "--tracking-uri", store_uri, "--results-dir", str(results), *NARROWED]
     assert reproduce([*args, "--no-run"]) == 0
     out = results / "cross_training"
     table = pd.read_csv(out / "fig3_baseline.csv")
@@ -71,11 +73,26 @@ def test_reproduce_builds_the_output_and_rebuilds_it_from_csv(swept):
     assert (out / "fig3_baseline.md").read_text() == built_from_mlflow
 
 
+def test_runs_outside_the_sweep_are_left_out_with_one_warning_unless_asked_for(swept, caplog):
+    root, store_uri, *_ = swept
+    args = ["--experiment", EXPERIMENT, "--tracking-uri", store_uri, "--no-run"]
+    # the quick sweep as configured has neither of the sweep's sizes: both runs are someone else's
+    assert reproduce([*args, "--results-dir", str(root / "results_default")]) == 1
+    warnings = [r.getMessage() for r in caplog.records if "outside the quick sweep" in r.getMessage()]
+    assert warnings == [f"{EXPERIMENT}: 2 runs of configurations outside the quick sweep left out "
+                        "(--include-extra keeps them; --prune deletes them)"]
+    assert reproduce([*args, "--results-dir", str(root / "results_extra"), "--include-extra"]) == 0
+    runs = pd.read_csv(root / "results_extra" / "cross_training" / "fig3_baseline.runs.csv")
+    assert len(runs) == 2
+
+
 def test_an_output_shows_the_runs_of_the_experiments_it_includes(swept):
     root, store_uri, *_ = swept
     results = root / "results_include"
     # cross_training/fig3 includes fig3_baseline's LIBSVM runs; fig3 itself has none in this store
-    args = ["--experiment", "cross_training/fig3", "--tracking-uri", store_uri, "--results-dir", str(results)]
+    # the sweep's narrowing is fig3_baseline's (fig3's own algorithm has no selection.cv): its runs kept as extra
+    args = ["--experiment", "cross_training/fig3", "--tracking-uri", store_uri, "--results-dir", str(results),
+            "--include-extra"]
     assert reproduce([*args, "--no-run"]) == 0
     table = pd.read_csv(results / "cross_training" / "fig3.csv")
     assert set(table.loc[table["runs"] > 0, "group"]) == {"svc_linear"}

@@ -123,8 +123,10 @@ SCATTER_SPEC = spec_from_config(
     "paper_x/example",
     {"title": "t", "x": "params.seed", "metrics": ["n_sv"], "scatter": {"sets": {"psv": "o", "sv": "x"}}},
 )
+R1, R2 = "1" * 32, "2" * 32  # MLflow run ids, as a runs CSV must hold
 SCATTER_RUNS = pd.DataFrame(
-    {"run_id": ["r1", "r2"], "params.seed": ["1", "0"], "tags.algorithm": ["psv_svc"] * 2, "metrics.n_sv": [2.0, 2.0]}
+    {"run_id": [R1, R2], "status": "FINISHED", "params.seed": ["1", "0"], "tags.algorithm": ["psv_svc"] * 2,
+     "metrics.n_sv": [2.0, 2.0]}
 )
 POINTS = {  # a square of four points, one per corner, and one inside: two potential SVs
     "X": [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]],
@@ -139,7 +141,7 @@ def test_scatter_draws_one_panel_per_run_into_a_png(tmp_path):
     from svmrepro.report.scatter import plot_scatter
 
     path = tmp_path / "example.scatter.png"
-    plot_scatter({"r1": POINTS, "r2": POINTS}, SCATTER_RUNS, SCATTER_SPEC, path)
+    plot_scatter({R1: POINTS, R2: POINTS}, SCATTER_RUNS, SCATTER_SPEC, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -152,7 +154,7 @@ def test_scatter_points_go_to_a_sidecar_that_from_csv_rebuilds_the_picture(tmp_p
     paths = build_output(SCATTER_SPEC, from_store, tmp_path, "quick")
     assert "artifact_uri" not in paths.runs_csv.read_text()  # a local path has no place in git
     stored = json.loads(paths.points_json.read_text())
-    assert list(stored) == ["r1"] and set(stored["r1"]) == {"X", "y", "psv", "sv"}
+    assert list(stored) == [R1] and set(stored[R1]) == {"X", "y", "psv", "sv"}
     assert "Points of 1 of the 2 runs" in paths.table_md.read_text()
 
     monkeypatch.setattr(mlflow.artifacts, "load_dict", None)  # --from-csv never asks MLflow
@@ -192,7 +194,8 @@ def test_a_runs_table_survives_a_csv_round_trip_unchanged(tmp_path):
     from svmrepro.report.runs import read_runs, write_runs
 
     runs = pd.DataFrame(
-        {"run_id": ["a", "b"], "params.cv": ["None", "true"], "tags.seed": ["0", "1"], "metrics.n_sv": [3.0, None]}
+        {"run_id": [R1, R2], "status": "FINISHED", "params.cv": ["None", "true"], "tags.seed": ["0", "1"],
+         "metrics.n_sv": [3.0, None]}
     )
     write_runs(runs, tmp_path / "first.csv")
     write_runs(read_runs(tmp_path / "first.csv"), tmp_path / "second.csv")

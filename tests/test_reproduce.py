@@ -13,7 +13,7 @@ from svmrepro.compose import compose_config, compose_run, sweep_jobs
 from svmrepro.report.runs import read_runs
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper
-from svmrepro.reproduce import DIFFERS, NO_RUNS, WITHIN_RANGE, WITHIN_TOLERANCE, claims, our_numbers, verdict
+from svmrepro.report.numbers import DIFFERS, NO_RUNS, WITHIN_RANGE, WITHIN_TOLERANCE, distances, our_numbers, verdict
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
 
@@ -64,7 +64,7 @@ def test_check_lists_finished_and_missing_configurations_and_writes_nothing(tmp_
     assert "1 FINISHED runs; the quick sweep has 2 configurations: 1 done, 1 missing" in out  # report run not counted
     missing = [line for line in out.splitlines() if "missing:" in line]
     assert len(missing) == 1 and "dataset.n_train=160" in missing[0] and missing[0].endswith("(seed 0)")
-    assert "claims vs experiments/cross_training/fig3.csv" in out
+    assert "numbers vs experiments/cross_training/fig3.csv" in out
     assert any(line.split()[:3] == ["svc_linear", "120", "test_error"] for line in out.splitlines())
     assert sorted(results.rglob("*")) == built and (tmp_path / "mlflow.db").read_bytes() == store
 
@@ -142,7 +142,7 @@ def test_claims_set_our_means_beside_a_hand_made_paper_file(tmp_path):
     )
     spec = ReportSpec(experiment="p/e", title="t", x="params.n", metrics=("err", "n_sv", "fit_time_s"),
                       slopes=(("fit_time_s", "params.n"),))
-    found = claims(our_numbers(runs, spec, paper), paper)
+    found = distances(our_numbers(runs, spec, paper), paper)
     by_key = {(r.group, r.x, r.metric): (r.verdict, r.rel) for r in found.itertuples()}
     assert {key: word for key, (word, _) in by_key.items()} == {
         ("a", "100", "err"): WITHIN_TOLERANCE,

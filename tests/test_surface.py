@@ -72,8 +72,9 @@ SPEC = spec_from_config(
 )
 SURFACE = {"grid_x": [0.0, 1.0, 2.0], "grid_y": [0.0, 1.0], "values": [[-1.0, 0.5, 1.0], [-2.0, -0.5, 2.0]],
            "points_X": [[0.5, 0.5], [1.5, 0.5]], "points_y": [-1, 1]}
+A1, A0, B0 = "a1" * 16, "a0" * 16, "b0" * 16  # MLflow run ids, as a runs CSV must hold
 RUNS = pd.DataFrame({
-    "run_id": ["a1", "a0", "b0"], "start_time": ["t2", "t1", "t3"], "params.seed": ["1", "0", "0"],
+    "run_id": [A1, A0, B0], "status": "FINISHED", "start_time": ["t2", "t1", "t3"], "params.seed": ["1", "0", "0"],
     "tags.algorithm": ["lin", "lin", "rbf"], "metrics.test_error": [0.2, 0.1, 0.05],
     "artifact_uri": ["file:///s/a1", "file:///s/a0", "file:///s/b0"],
 })
@@ -90,7 +91,7 @@ def test_report_draws_each_groups_lowest_seed_and_from_csv_redraws_it(tmp_path, 
     paths = build_output(SPEC, RUNS, tmp_path, "quick")
     assert sorted(asked) == ["file:///s/a0/surface.json", "file:///s/b0/surface.json"]  # not seed 1's
     stored = json.loads(paths.surface_json.read_text())
-    assert list(stored) == ["a0", "b0"] and paths.surface.read_bytes()[:4] == b"\x89PNG"
+    assert list(stored) == [A0, B0] and paths.surface.read_bytes()[:4] == b"\x89PNG"
     assert "fig1.surface.png" in paths.table_md.read_text()
 
     monkeypatch.setattr(mlflow.artifacts, "load_dict", None)  # --from-csv never asks MLflow

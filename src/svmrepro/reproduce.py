@@ -16,27 +16,30 @@ An output built from MLflow is also logged there: its files become the artifacts
 (experiment, mode), ``report-<mode>``, tagged ``svmrepro.kind=report``; a rebuild replaces them.
 That run has none of the runner's tags (``mode``, ``config_hash``), so it is never read as a result.
 
+Outputs are built in dependency order: one that includes another experiment's runs
+(``report.include``) after that experiment's sweep. An output counts the runs of its sweep's
+configurations only: runs of other configurations in the same MLflow experiment (edited out of the
+sweep, or a user's own) are left out with one warning line, unless ``--include-extra``;
+``--prune`` soft-deletes them (restorable with ``mlflow runs restore``). After the outputs, the
+claims of every paper are judged and ``<results>/README.md`` is written (:mod:`svmrepro.report.claims`).
+The reproduction prints "experiment k of N" with one ETA for the whole of it, and ends with a summary.
+
 ``--check`` runs and writes nothing. Per output it counts the FINISHED runs, lists the
 configurations of the sweep that have none (by the ``config_hash`` tag the runner gives a run),
-and sets our mean of every (group, x, metric) the paper reports beside the paper's number:
-``within range`` of the paper's [low, high], ``within 10 %`` of its value (or of the range's nearer
-end), or ``differs``. That is arithmetic, not a verdict on the claim: timings of 1999-2004
-hardware, for one, are expected to differ.
-
-Outputs count every FINISHED run of their experiment, including runs of configurations that
-were since edited out of the sweep (a changed kernel width, a removed size): ``--check`` counts
-them and ``--prune`` soft-deletes them (restorable with ``mlflow runs restore``).
+prints each of its claims' verdicts, and sets our mean of every (group, x, metric) the paper reports
+beside the paper's number (:mod:`svmrepro.report.numbers`).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import subprocess
 import sys
 import tempfile
+import time
+from collections import Counter
 from dataclasses import astuple, dataclass
 from functools import cache
 from pathlib import Path
@@ -45,6 +48,7 @@ import pandas as pd
 import yaml
 
 from hydra.errors import HydraException
+from hydra_plugins.svmrepro_sweeper.progress import clock
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
@@ -55,24 +59,18 @@ from svmrepro.errors import DataError, SvmReproError
 from svmrepro.identity import config_hash
 from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
-from svmrepro.report.ratios import ratios_markdown, ratios_to
+from svmrepro.report.bench_readme import BENCH, write_bench_readme
+from svmrepro.report.claims.schema import claims_path, load_claims
+from svmrepro.report.claims.scoreboard import write_scoreboard
+from svmrepro.report.claims.verdict import VERDICTS, judge
+from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
-from svmrepro.report.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec, spec_from_config
-from svmrepro.report.tables import numeric_or_text, paper_text, read_paper, summarise, x_label
 from svmrepro.tracking import RUN_NAME_TAG, Store, TrackingError, ensure_store, source_tags, tracking_uri
 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
 REPORT_KIND, REPORT_MODE = "svmrepro.kind", "svmrepro.mode"
-#: how close to a paper's single value (or to the nearer end of its range) counts as agreeing
-TOLERANCE = 0.10
-WITHIN_RANGE, WITHIN_TOLERANCE, DIFFERS, NO_RUNS = "within range", "within 10 %", "differs", "no runs"
-#: the x of a log-log slope, which is fitted over all of a group's runs
-SLOPE_X = "(fit)"
-CLAIM_COLUMNS = ("group", "x", "metric", "ours", "runs", "paper", "rel", "verdict")
-#: the self-benchmarks: building them also writes <results>/bench/README.md (write_bench_readme)
-BENCH = "bench"
 
 
 @dataclass(frozen=True)
@@ -146,20 +144,27 @@ def missing_data(experiment: str, mode: str) -> str | None:
     return None
 
 
-def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> None:
+def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> bool:
+    """Sweep what is missing of ``experiment`` and build its output; False when it is not run."""
     spec = spec_of(experiment, plan.mode)
     out_dir = plan.results_dir / spec.paper_id
     reason = None if args.from_csv else missing_data(experiment, plan.mode)
     if reason:
         path = write_not_run(spec, out_dir, reason)
         log.warning("%s: not run (%s); wrote %s", experiment, reason, path)
-        return
+        return False
     if args.from_csv:
-        runs = read_runs(output_paths(spec, out_dir).runs_csv)
+        runs_csv = output_paths(spec, out_dir).runs_csv
+        if not runs_csv.is_file():
+            log.warning("%s: no runs table %s: its runs have not been made in mode %s", experiment, runs_csv, plan.mode)
+            return False
+        runs = read_runs(runs_csv)
     else:
         if not args.no_run and not run_sweep(experiment, plan, args.tracking_uri, args.override):
             log.error("%s: some runs failed; the output is built from the runs that finished", experiment)
         runs = gather_runs(spec, plan.mode, args.tracking_uri)
+        if not args.include_extra:
+            runs = without_extra(runs, spec, plan.mode, args.override)
         if runs.empty:
             raise SvmReproError(f"{experiment}: no FINISHED runs in mode {plan.mode}")
     paths = build_output(spec, runs, out_dir, plan.mode)
@@ -167,6 +172,44 @@ def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> None
     if not args.from_csv:
         run_id = log_outputs(spec, paths, plan.mode, args.tracking_uri, len(runs))
         log.info("%s: logged the output to MLflow run %s", experiment, run_id)
+    return True
+
+
+def without_extra(runs: pd.DataFrame, spec: ReportSpec, mode: str, overrides: list[str]) -> pd.DataFrame:
+    """``runs`` less those of configurations outside the ``mode`` sweeps of the output's experiment
+    and of those it includes, with one warning line saying how many were left out."""
+    if runs.empty:
+        return runs
+    extra = tuple(sorted(sweep_overrides(overrides).items()))
+    wanted = frozenset().union(*(sweep_hashes(name, mode, extra) for name in (spec.experiment, *spec.include)))
+    inside = runs["tags.config_hash"].isin(wanted)
+    if not inside.all():
+        log.warning("%s: %d runs of configurations outside the %s sweep left out (--include-extra keeps them; "
+                    "--prune deletes them)", spec.experiment, int((~inside).sum()), mode)
+    return runs[inside].reset_index(drop=True)
+
+
+def in_dependency_order(chosen: list[str], mode: str, add_included: bool) -> list[str]:
+    """``chosen`` with every experiment after those its output includes (``report.include``);
+    with ``add_included`` an included experiment not chosen is added, so its sweep runs first."""
+    ordered: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in ordered:
+            return
+        if name in visiting:
+            raise SvmReproError(f"{name}: report.include makes a cycle")
+        visiting.add(name)
+        for included in spec_of(name, mode).include:
+            if included in chosen or add_included:
+                visit(included)
+        visiting.discard(name)
+        ordered.append(name)
+
+    for name in chosen:
+        visit(name)
+    return ordered
 
 
 def sweep_overrides(overrides: list[str]) -> dict[str, str]:
@@ -239,80 +282,6 @@ def log_outputs(spec: ReportSpec, paths: Output, mode: str, uri: str | None, n_r
     return run_id
 
 
-def verdict(ours: float, value: float, low: float, high: float) -> tuple[str, float]:
-    """Our mean against the paper's ``value``, or its range [``low``, ``high``] (a blank end is open).
-
-    Returns ``within range``, ``within 10 %`` or ``differs``, and the signed distance from the
-    paper's value (or the range's nearer end) relative to it, 0 inside the range.
-    """
-    ranged = pd.isna(value)
-    low, high = (low, high) if ranged else (value, value)
-    nearest = min(max(ours, -math.inf if pd.isna(low) else low), math.inf if pd.isna(high) else high)
-    if ranged and nearest == ours:
-        return WITHIN_RANGE, 0.0
-    if nearest == 0:
-        rel = 0.0 if ours == 0 else math.copysign(math.inf, ours)
-    else:
-        rel = (ours - nearest) / abs(nearest)
-    return (WITHIN_TOLERANCE if abs(rel) <= TOLERANCE else DIFFERS), rel
-
-
-def our_numbers(runs: pd.DataFrame, spec: ReportSpec, paper: pd.DataFrame) -> pd.DataFrame:
-    """Our mean and run count per (group, x, metric) as the output's table has them, and each
-    group's log-log slopes (x = ``(fit)``); x written as in tables (:func:`x_label`)."""
-    table = summarise(runs, spec)
-    parts = [table[["group", "x", "runs"]].assign(metric=m, ours=table[f"{m}_mean"]) for m in spec.metrics]
-    if spec.slopes:
-        slopes = loglog_slopes(runs, spec, paper).rename(columns={"slope": "metric"})
-        parts.append(slopes[["group", "metric", "ours", "runs"]].assign(x=SLOPE_X))
-    numbers = pd.concat(parts, ignore_index=True)
-    return numbers.assign(x=numbers["x"].map(x_label))
-
-
-def claims(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    """Every paper number beside our mean at its (group, x, metric), with :func:`verdict`; a number
-    with a blank x beside our mean at each x. A number we have no runs for gets one row ``no runs``."""
-    rows = []
-    for _, number in paper.iterrows():
-        at = (ours["group"] == str(number["group"])) & (ours["metric"] == number["metric"]) & ours["ours"].notna()
-        if pd.notna(number["x"]):
-            at &= ours["x"] == x_label(number["x"])
-        said = {"metric": number["metric"], "paper": paper_text(number)}
-        if not at.any():
-            rows.append({**said, "group": number["group"], "x": x_label(number["x"]) if pd.notna(number["x"]) else "",
-                         "runs": 0, "verdict": NO_RUNS})
-        for _, mine in ours[at].iterrows():
-            word, rel = verdict(mine["ours"], number["value"], number["low"], number["high"])
-            rows.append({**said, "group": mine["group"], "x": mine["x"], "ours": mine["ours"], "runs": mine["runs"],
-                         "rel": rel, "verdict": word})
-    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
-
-
-def claims_lines(spec: ReportSpec, runs: pd.DataFrame) -> list[str]:
-    """The claims part of a check: counts per verdict, then the compared numbers as a table."""
-    paper_path = spec.paper_path()
-    if paper_path is None:
-        return ["claims: the report names no paper numbers"]
-    if runs.empty:
-        return [f"claims: no runs to set beside {spec.paper}"]
-    paper = read_paper(paper_path)
-    try:
-        found = claims(our_numbers(runs, spec, paper), paper)
-    except SvmReproError as exc:
-        return [f"claims: cannot compare: {exc}"]
-    compared = found[found["verdict"] != NO_RUNS]
-    counts = ", ".join(f"{n} {word}" for word, n in compared["verdict"].value_counts().items())
-    head = f"claims vs {spec.paper}: {counts or 'none compared'}; without runs of ours: {len(found) - len(compared)}"
-    if compared.empty:
-        return [head]
-    shown = pd.DataFrame({
-        "group": compared["group"], "x": compared["x"], "metric": compared["metric"],
-        "ours (runs)": [f"{m:.4g} ({n})" for m, n in zip(compared["ours"], compared["runs"])],
-        "paper": compared["paper"], "rel": [f"{r:+.0%}" if r else "" for r in compared["rel"]], "verdict": compared["verdict"],
-    })
-    return [head, *("  " + line for line in shown.to_string(index=False).splitlines())]
-
-
 def missing_lines(jobs: list[list[str]]) -> list[str]:
     """Jobs without a FINISHED run, one line per configuration with the seeds it lacks."""
     seeds: dict[str, list[str]] = {}
@@ -372,7 +341,9 @@ def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
                      "(they count in the output; --prune deletes them)")
     if len(runs) > len(own):
         lines.append(f"{len(runs) - len(own)} runs of {', '.join(spec.include)} shown beside them")
-    lines += claims_lines(spec, runs)
+    lines += [f"claim {v.claim.id} ({v.claim.source}): {v.verdict}: {v.reason}; ours: {v.ours()}"
+              for v in (judge(claim, runs) for claim in load_claims(spec.paper_id) if claim.output == experiment)]
+    lines += distance_lines(spec, runs)
     return "\n".join([f"== {experiment} ({plan.mode})", *("  " + line for line in lines)])
 
 
@@ -395,56 +366,6 @@ def check(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def key_numbers(runs: pd.DataFrame, spec: ReportSpec) -> list[str]:
-    """An output's key numbers: its ratios and log-log slopes when its report has them, else the
-    median over runs of its first metric per group and x."""
-    blocks = [ratios_markdown(ratios_to(summarise(runs, spec), spec), spec)] if spec.ratios else []
-    if spec.slopes:
-        blocks.append(slopes_markdown(loglog_slopes(runs, spec, None)))
-    if blocks:
-        return blocks
-    metric = spec.metrics[0]
-    by = [runs[spec.group].astype(str), numeric_or_text(runs[spec.x])]
-    found = runs.groupby(by)[f"metrics.{metric}"].agg(["size", "median"])
-    lines = [f"| {spec.group.split('.')[-1]} | {spec.x_label or spec.x} | runs | median {metric} |", "|---|---|---|---|"]
-    lines += [f"| {group} | {x_label(x)} | {n} | {m:.4g} |" for (group, x), n, m in found.itertuples()]
-    return ["\n".join(lines)]
-
-
-def write_bench_readme(plan: Plan, args: argparse.Namespace) -> Path:
-    """``<results>/bench/README.md``: per self-benchmark its title, key numbers (:func:`key_numbers`)
-    and machine, read from the runs table written beside its output; regenerated, never edited."""
-    out_dir = (plan.results_dir / BENCH).resolve()
-    options = [*(f"--override {o}" for o in args.override), *(["--from-csv"] if args.from_csv else [])]
-    command = " ".join(["svmrepro-reproduce", BENCH, "--mode", plan.mode, *options])
-    protocol = "experiments/bench/README.md"
-    beside = out_dir.parent.parent / protocol  # <checkout>/results/bench -> <checkout>/experiments
-    if beside.is_file():  # a relative link, never a path of the machine that built it
-        protocol = f"[{protocol}]({os.path.relpath(beside, out_dir)})"
-    lines = [f"# Self-benchmarks ({plan.mode} mode)", "",
-             f"Latest figures, written by `{command}` from each output's runs table; what each benchmark "
-             f"measures, its target and how to run it: {protocol}.", ""]
-    for experiment in experiments(BENCH):
-        spec = spec_of(experiment, plan.mode)
-        paths = output_paths(spec, out_dir)
-        if not paths.runs_csv.is_file():
-            lines += [f"## {spec.title}", "", "not built yet", ""]
-            continue
-        runs = read_runs(paths.runs_csv)
-        load = pd.to_numeric(runs.get("tags.load_avg_1m", pd.Series(dtype=str)), errors="coerce")
-        lines += [
-            f"## [{spec.title}]({paths.table_md.name})", "",
-            f"- runs: {len(runs)}, the latest started {runs['start_time'].max()}; machine: "
-            + ", ".join(sorted(set(runs["tags.cpu_model"] + " (" + runs["tags.cpu_count"] + " cores)"))),
-            f"- 1-minute load average when the runs started: median {load.median():.2f}, max {load.max():.2f}", "",
-            *(block + "\n" for block in key_numbers(runs, spec)),
-        ]
-    path = out_dir / "README.md"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
-    return path
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="svmrepro-reproduce", description=__doc__.split("\n")[0])
     parser.add_argument("papers", nargs="*", help=f"paper ids (default: all of {', '.join(papers())})")
@@ -459,8 +380,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="a folder of configs of your own (experiment/<paper>/<id>.yaml, dataset/...) added "
                              "to the package's (repeatable)")
     parser.add_argument("--override", action="append", default=[], help="extra Hydra override for sweeps")
+    parser.add_argument("--include-extra", action="store_true",
+                        help="count runs of configurations outside the sweep (a user's own) in the outputs")
     parser.add_argument("--check", action="store_true",
-                        help="list existing and missing runs and how our numbers stand to the paper's; run nothing")
+                        help="list existing and missing runs, each claim's verdict and how our numbers stand to "
+                             "the paper's; run nothing")
     parser.add_argument("--prune", action="store_true",
                         help="delete (restorably) the runs of configurations the sweeps no longer have; run nothing")
     return parser.parse_args(argv)
@@ -500,15 +424,48 @@ def main(argv: list[str] | None = None) -> int:
         return check(chosen, plan, args)
     if args.prune:
         return prune(chosen, plan, args)
-    failed = []
-    for experiment in chosen:
+    try:
+        ordered = in_dependency_order(chosen, plan.mode, add_included=not args.from_csv)
+    except (SvmReproError, HydraException) as exc:
+        print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
+        return 2
+    return reproduce(ordered, plan, args)
+
+
+def progress_line(done: int, total: int, started: float) -> str:
+    """``experiment k of N``, the time so far and one ETA for the whole reproduction (the mean time of
+    the experiments done so far, times those left)."""
+    elapsed = time.monotonic() - started
+    eta = f", about {clock(elapsed / done * (total - done))} left" if done else ""
+    return f"experiment {done + 1} of {total} ({clock(elapsed)} so far{eta})"
+
+
+def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
+    """Build each output in turn, then the bench README and the claims scoreboard; a summary at the end."""
+    started = time.monotonic()
+    built, not_run, failed = [], [], []
+    for index, experiment in enumerate(ordered):
+        log.info("%s: %s", progress_line(index, len(ordered), started), experiment)
         try:
-            reproduce_one(experiment, plan, args)
+            (built if reproduce_one(experiment, plan, args) else not_run).append(experiment)
         except SvmReproError as exc:
             log.error("%s", exc)
             failed.append(experiment)
-    if any(e.split("/")[0] == BENCH for e in chosen):
-        log.info("wrote %s", write_bench_readme(plan, args))
+    if any(e.split("/")[0] == BENCH for e in ordered):
+        log.info("wrote %s", write_bench_readme(plan.results_dir, plan.mode, args.override, spec_of))
+    with_claims = [paper for paper in papers() if claims_path(paper).is_file()]
+    counts: Counter = Counter()
+    if with_claims:
+        try:
+            scoreboard, counts = write_scoreboard(with_claims, plan.results_dir, plan.mode)
+            log.info("wrote %s", scoreboard)
+        except SvmReproError as exc:
+            log.error("claims: %s", exc)
+            failed.append("claims scoreboard")
+    print(f"svmrepro-reproduce: {len(built)} of {len(ordered)} outputs written in {clock(time.monotonic() - started)}"
+          + (f", {len(not_run)} not run ({', '.join(not_run)})" if not_run else "")
+          + ("; claims: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) if with_claims else ""),
+          flush=True)
     if failed:
         print(f"svmrepro-reproduce: {len(failed)} output(s) not built: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

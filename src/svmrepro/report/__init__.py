@@ -8,7 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from svmrepro.report.figures import plot
-from svmrepro.report.runs import write_runs
+from svmrepro.report.claims.schema import load_claims
+from svmrepro.report.claims.scoreboard import claims_section
+from svmrepro.report.claims.verdict import judge
+from svmrepro.report.runs import read_runs, write_runs
 from svmrepro.report.artifacts import write_sidecar
 from svmrepro.report.scatter import collect_points, plot_scatter
 from svmrepro.report.paired import paired_differences, paired_markdown
@@ -92,6 +95,9 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
         "",
         to_markdown(table, spec),
         "",
+        "Each cell of ours is the mean ± the standard deviation over the row's runs (one per seed; no ± "
+        "where there is one run); `runs` counts them. The figure's error bars are the same ± one standard deviation.",
+        "",
         f"![{spec.output_id}]({paths.figure.name})",
     ]
     if points:
@@ -107,6 +113,8 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
     if spec.slopes:
         lines += ["", "## Log-log slopes (least squares of log y on log x over each group's runs)", "",
                   slopes_markdown(loglog_slopes(runs, spec, paper))]
+    lines += claims_section([judge(claim, read_runs(paths.runs_csv)) for claim in load_claims(spec.paper_id)
+                             if claim.output == spec.experiment])
     lines += _deviations(spec)
     paths.table_md.write_text("\n".join(lines) + "\n")
     return paths

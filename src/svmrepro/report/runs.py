@@ -9,12 +9,20 @@ A run's numbers keep the names the runner measured (``metrics.step1.T1.n_sv``,
 ``metrics.data.bayes_risk``): MLflow stores them as ``step1/T1/n_sv`` (chart sections in its UI)
 and data-set constants as params, and :func:`svmrepro.tracking.svmrepro_names` maps them back, so
 report specs and the runs CSVs committed before and after that change read alike.
+
+:func:`read_runs` checks a runs CSV before an output is built from it, and stops at the first
+problem with one line naming the file, the line and what is wrong: every row a FINISHED run with
+its own MLflow run id, every ``metrics.*`` cell a finite number or empty (the run did not log it).
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
@@ -27,6 +35,8 @@ STORE_COLUMNS = ("artifact_uri",)
 #: tags that only repeat MLflow's bookkeeping, or name the process that ran (host, pid)
 #: (and svmrepro.kind, which every result run has: result)
 DROP_TAGS = ("tags.mlflow.", "tags.process.", f"tags.{KIND_TAG}")
+#: an MLflow run id; every row of a runs CSV is a run with one
+RUN_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.DataFrame:
@@ -62,10 +72,94 @@ def write_runs(frame: pd.DataFrame, path: Path) -> None:
 
 
 def read_runs(path: Path) -> pd.DataFrame:
+    """The runs table written by :func:`write_runs`, checked first (:func:`check_rows`, :func:`check_metrics`).
+
+    Params and tags are read as text, as MLflow holds them (``"None"``, ``"true"``), metrics as
+    numbers; an empty metrics cell is NaN (the run did not log that metric).
+    """
     if not path.is_file():
         raise SvmReproError(f"no runs table at {path}: run svmrepro-reproduce without --from-csv first")
-    # params and tags are text in MLflow: read them as written ("None", "true"), only metrics as numbers
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    metrics = [c for c in frame.columns if c.startswith("metrics.")]
-    frame[metrics] = frame[metrics].apply(pd.to_numeric, errors="coerce")
+    records = csv_records(path)
+    header = records[0][1]
+    check_header(path, header)
+    check_rows(path, header, records[1:])
+    frame = pd.DataFrame([fields for _, fields in records[1:]], columns=header)
+    metrics = [c for c in header if c.startswith("metrics.")]
+    numbers = frame[metrics].apply(pd.to_numeric, errors="coerce")
+    check_metrics(path, frame[metrics], numbers, [line for line, _ in records[1:]])
+    frame[metrics] = numbers
     return frame
+
+
+def csv_records(path: Path) -> list[tuple[int, list[str]]]:
+    """(first line, fields) of every record of the CSV file ``path``, the header first; a file that
+    is empty, not UTF-8 text or not CSV stops here."""
+    data = path.read_bytes()
+    if not data.strip():
+        raise SvmReproError(f"{path}: empty file, not a runs table")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        byte = data[exc.start]
+        raise SvmReproError(f"{path}, line {line}: byte {byte:#04x} is not UTF-8 text: not a runs table") from None
+    if "\0" in text:
+        line = text[: text.index("\0")].count("\n") + 1
+        raise SvmReproError(f"{path}, line {line}: a NUL byte, so a binary file and not a runs table")
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    records, line = [], 1
+    try:
+        for fields in reader:
+            records.append((line, fields))
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise SvmReproError(f"{path}, line {line}: not CSV ({exc})") from None
+    return records
+
+
+def check_header(path: Path, header: list[str]) -> None:
+    """Only runs-table columns, each once: run_id, status and at least one ``metrics.*``."""
+    where = f"{path}, line 1 (header)"
+    for column in header:
+        if column not in KEEP_COLUMNS and not column.startswith(KEEP_PREFIXES):
+            raise SvmReproError(f"{where}: column {column!r} is not one of run_id, status, start_time, "
+                                f"params.*, metrics.*, tags.*: not a runs table")
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:
+        raise SvmReproError(f"{where}: column {twice[0]!r} appears twice")
+    for column in ("run_id", "status"):
+        if column not in header:
+            raise SvmReproError(f"{where}: no {column} column")
+    if not any(c.startswith("metrics.") for c in header):
+        raise SvmReproError(f"{where}: no metrics.* column")
+
+
+def check_rows(path: Path, header: list[str], rows: list[tuple[int, list[str]]]) -> None:
+    """Every row a FINISHED MLflow run of its own, with a field per column."""
+    if not rows:
+        raise SvmReproError(f"{path}: no runs below the header")
+    run_id, status = header.index("run_id"), header.index("status")
+    seen: dict[str, int] = {}
+    for line, fields in rows:
+        where = f"{path}, line {line}"
+        if not fields:
+            raise SvmReproError(f"{where}: a blank line; a runs table has one run per line")
+        if len(fields) != len(header):
+            raise SvmReproError(f"{where}: {len(fields)} fields, the header has {len(header)}")
+        if not RUN_ID.fullmatch(fields[run_id]):
+            raise SvmReproError(f"{where}: run_id {fields[run_id]!r} is not an MLflow run id (32 hex digits)")
+        if fields[run_id] in seen:
+            raise SvmReproError(f"{where}: run_id {fields[run_id]} repeats line {seen[fields[run_id]]}")
+        seen[fields[run_id]] = line
+        if fields[status] != "FINISHED":
+            raise SvmReproError(f"{where}: status {fields[status]!r}; a runs table holds FINISHED runs only")
+
+
+def check_metrics(path: Path, text: pd.DataFrame, numbers: pd.DataFrame, lines: list[int]) -> None:
+    """Every ``metrics.*`` cell (``text``, read as ``numbers``) empty or a finite number."""
+    bad = text.ne("").to_numpy() & ~np.isfinite(numbers.to_numpy(dtype=float))
+    if bad.any():
+        row, column = np.argwhere(bad)[0]  # row-major: the first in the file
+        name = text.columns[column]
+        raise SvmReproError(f"{path}, line {lines[row]}: {name} = {text.iat[row, column]!r} is not a finite "
+                            f"number (an empty cell means the run did not log it)")

@@ -14,7 +14,7 @@ from matplotlib.markers import MarkerStyle
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.artifacts import collect
-from svmrepro.report.figures import plt, save_figure  # figures chooses matplotlib's backend
+from svmrepro.report.figures import legend_outside, plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec, ScatterSpec
 from svmrepro.report.tables import numeric_or_text, x_label
 from svmrepro.tracking import artifact_dict
@@ -94,5 +94,5 @@ def plot_scatter(points: dict[str, dict], runs: pd.DataFrame, spec: ReportSpec, 
         ax.set_title(_title(by_id.loc[run], spec, run_points), fontsize=8)
     for ax in axes.flat[len(points):]:
         ax.set_visible(False)
-    axes.flat[0].legend(fontsize=7, loc="best")
+    legend_outside(axes[0][-1], *axes.flat[0].get_legend_handles_labels())
     save_figure(fig, spec.title, path)

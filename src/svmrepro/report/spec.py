@@ -29,23 +29,105 @@ are dropped. A run's per-step diagnostics (``step1.T1.n_sv``, ...) become a tabl
 Points are coloured by ``y``, points in none of the ``sets`` are faint grey, and each named set gets
 its matplotlib marker (a filled marker such as ``o`` is drawn hollow and large). The points are
 copied into ``<id>.points.json`` beside the runs CSV, so ``--from-csv`` redraws the picture.
+
+A wrong node stops with one :class:`~svmrepro.errors.ConfigError` line that names the experiment's
+YAML file, the key and what it must hold. The node's shape is the dataclass :class:`ReportNode`, an
+OmegaConf structured config: merging the YAML into it refuses unknown keys and values of the wrong
+type; the checks that span keys (a ratio's metric is reported, the regex has its groups) follow.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Dict, List, Optional, get_args, get_origin, get_type_hints
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from svmrepro.errors import ConfigError
-from svmrepro.locations import data_file
+from svmrepro.locations import config_dirs, data_file
 
 
 #: summary rows a report can add per group (``x`` of the row = its name)
 SUMMARY_ROWS = ("mean",)
+#: the column whose values are the curves (blocks of rows) when a report names none
+DEFAULT_GROUP = "tags.algorithm"
 
+
+# ---------------------------------------------------------------------------------------------
+# The node as written in YAML. ``expects`` (field metadata) says in words what a key holds.
+
+def _expects(text: str, **default):
+    return field(metadata={"expects": text}, **default)
+
+
+@dataclass
+class SlopeNode:
+    y: str = MISSING
+    x: str = MISSING
+
+
+@dataclass
+class RatiosNode:
+    metric: str = MISSING
+    to: str = MISSING
+
+
+@dataclass
+class PairedNode:
+    metric: str = MISSING
+    a: str = MISSING
+    b: str = MISSING
+    by: str = MISSING
+
+
+@dataclass
+class ScatterNode:
+    sets: Dict[str, str] = MISSING
+    key: str = "points"
+
+
+@dataclass
+class ReportNode:
+    """Schema of an experiment's ``report:`` node (the module docstring shows every key in use)."""
+
+    title: str = _expects("a title string", default=MISSING)
+    x: str = _expects("a column of the runs table, e.g. params.dataset.n_train", default=MISSING)
+    metrics: List[str] = _expects("a list of metric names", default=MISSING)
+    group: str = _expects("a column of the runs table, e.g. tags.algorithm", default=DEFAULT_GROUP)
+    x_label: Optional[str] = _expects("a string", default=None)
+    logx: bool = _expects("true or false", default=False)
+    logy: List[str] = _expects("a list of metric names", default_factory=list)
+    paper: Optional[str] = _expects("a path such as experiments/<paper>/<file>.csv", default=None)
+    deviations: List[str] = _expects("a list of strings, one per difference", default_factory=list)
+    include: List[str] = _expects("a list of experiments <paper>/<id>", default_factory=list)
+    slopes: List[SlopeNode] = _expects("a list of {y: <metric>, x: <column>}", default_factory=list)
+    ratios: Optional[RatiosNode] = _expects("{metric: <metric>, to: <group>}", default=None)
+    paired: Optional[PairedNode] = _expects("{metric: <metric>, a: <group>, b: <group>, by: <column>}", default=None)
+    summary_row: Optional[str] = _expects(f"one of: {', '.join(SUMMARY_ROWS)}", default=None)
+    rows_from_metrics: Optional[str] = _expects("a regular expression with the groups (?P<row>) and (?P<metric>)",
+                                                default=None)
+    scatter: Optional[ScatterNode] = _expects("{key: <diagnostics key>, sets: {<set>: <marker>}}", default=None)
+    surface: bool = _expects("true or false", default=False)
+
+
+EXPECTS = {f.name: f.metadata["expects"] for f in fields(ReportNode)}
+#: keys whose wrong values OmegaConf lets through: it turns ``"yes"`` into true and ``[1]`` into
+#: text, and keeps a list entry that YAML reads as a mapping (``- the paper's time: 3 s``)
+_STRICT = {name: kind for name, kind in get_type_hints(ReportNode).items()
+           if kind is bool or (get_origin(kind) is list and get_args(kind) == (str,))}
+
+
+def _is_strictly(value, kind) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec the report code reads
 
 @dataclass(frozen=True)
 class ScatterSpec:
@@ -55,27 +137,13 @@ class ScatterSpec:
     key: str = "points"
 
 
-def scatter_from_config(experiment: str, node) -> ScatterSpec:
-    from matplotlib.markers import MarkerStyle  # only experiments with a scatter pay for the import
-
-    if not isinstance(node, dict) or set(node) - {"key", "sets"}:
-        raise ConfigError(f"{experiment}: report.scatter must be {{key: <diagnostics key>, sets: {{<set>: <marker>}}}}")
-    sets = node.get("sets")
-    if not isinstance(sets, dict) or not sets:
-        raise ConfigError(f"{experiment}: report.scatter.sets must map each index set to a marker, e.g. {{sv: o}}")
-    for name, marker in sets.items():
-        if marker not in MarkerStyle.markers:
-            raise ConfigError(f"{experiment}: report.scatter.sets.{name}={marker!r} is not a matplotlib marker")
-    return ScatterSpec(sets=tuple((str(k), str(v)) for k, v in sets.items()), key=str(node.get("key", "points")))
-
-
 @dataclass(frozen=True)
 class ReportSpec:
     experiment: str
     title: str
     x: str
     metrics: tuple[str, ...]
-    group: str = "tags.algorithm"
+    group: str = DEFAULT_GROUP
     x_label: str | None = None
     logx: bool = False
     logy: tuple[str, ...] = ()
@@ -107,49 +175,110 @@ class ReportSpec:
         return data_file(self.paper) if self.paper else None
 
 
-def spec_from_config(experiment: str, report: DictConfig | dict | None) -> ReportSpec:
-    if not report:
-        raise ConfigError(f"experiment {experiment} has no report: section, so it has no output")
-    node = OmegaConf.to_container(report, resolve=True) if isinstance(report, DictConfig) else dict(report)
-    allowed = set(ReportSpec.__dataclass_fields__) - {"experiment"}
-    unknown = set(node) - allowed
+# ---------------------------------------------------------------------------------------------
+# Reading and checking a node
+
+def experiment_file(experiment: str) -> str:
+    """The YAML file of ``experiment`` as a user opens it (relative to the current folder when it is
+    below it), found as Hydra finds it; the experiment's name when no file has it (a spec in code)."""
+    for root in config_dirs():
+        path = root / "experiment" / f"{experiment}.yaml"
+        if path.is_file():
+            path = path.resolve()
+            return str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path)
+    return experiment
+
+
+def shown(value) -> str:
+    """A value as an error line quotes it: its kind and a short repr."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    kind = {str: "the string", list: "the list", dict: "the mapping", int: "the number", float: "the number"}
+    text = repr(value)
+    return f"{kind.get(type(value), 'the value')} {text if len(text) <= 80 else text[:77] + '...'}"
+
+
+def _wrong(where: str, key: str, value) -> str:
+    return f"{where}: report.{key} must be {EXPECTS[key]}, got {shown(value)}"
+
+
+def _merged(where: str, node: dict) -> ReportNode:
+    """``node`` merged key by key into :class:`ReportNode`, so each failure names its top-level key."""
+    schema = OmegaConf.structured(ReportNode)
+    unknown = sorted(map(str, set(node) - set(EXPECTS)))
     if unknown:
-        raise ConfigError(f"{experiment}: report.{sorted(unknown)[0]} is not a report key; allowed: {sorted(allowed)}")
-    for required in ("title", "x", "metrics"):
-        if required not in node:
-            raise ConfigError(f"{experiment}: report.{required} is missing")
-    if "slopes" in node:
-        if not all(isinstance(fit, dict) and set(fit) == {"x", "y"} for fit in node["slopes"]):
-            raise ConfigError(f"{experiment}: report.slopes must be a list of {{y: <metric>, x: <column>}}")
-        node["slopes"] = tuple((fit["y"], fit["x"]) for fit in node["slopes"])
-    if "ratios" in node:
-        fit = node["ratios"]
-        if not (isinstance(fit, dict) and set(fit) == {"metric", "to"}):
-            raise ConfigError(f"{experiment}: report.ratios must be {{metric: <metric>, to: <group>}}")
-        node["ratios"] = (fit["metric"], str(fit["to"]))
-    if "paired" in node:
-        fit = node["paired"]
-        if not (isinstance(fit, dict) and set(fit) == {"metric", "a", "b", "by"}):
-            raise ConfigError(f"{experiment}: report.paired must be {{metric: <metric>, a: <group>, b: <group>, by: <column>}}")
-        node["paired"] = (fit["metric"], str(fit["a"]), str(fit["b"]), fit["by"])
-    for option in ("ratios", "paired"):  # their metric is summarised, so check_columns covers it
-        if node.get(option) and node[option][0] not in node["metrics"]:
-            raise ConfigError(f"{experiment}: report.{option} compares {node[option][0]!r}, which is not in report.metrics")
-    for key in ("metrics", "logy", "deviations", "include"):
-        if key in node:
-            node[key] = tuple(node[key])
-    if node.get("summary_row") not in (None, *SUMMARY_ROWS):
-        allowed = ", ".join(SUMMARY_ROWS)
-        raise ConfigError(f"{experiment}: report.summary_row={node['summary_row']!r}; allowed: {allowed}")
-    if node.get("rows_from_metrics") is not None:
+        raise ConfigError(f"{where}: report.{unknown[0]} is not a report key; allowed: {', '.join(EXPECTS)}")
+    for key, value in node.items():
+        if key in _STRICT and not _is_strictly(value, _STRICT[key]):
+            raise ConfigError(_wrong(where, key, value))
         try:
-            groups = set(re.compile(node["rows_from_metrics"]).groupindex)
+            schema.merge_with({key: value})
+        except ConfigKeyError as exc:  # an unknown key inside the node (ratios.z)
+            raise ConfigError(f"{_wrong(where, key, value)} (no key {exc.key!r})") from None
+        except OmegaConfBaseException:
+            raise ConfigError(_wrong(where, key, value)) from None
+    missing = sorted(OmegaConf.missing_keys(schema))
+    if missing:
+        key = re.split(r"[.\[]", missing[0])[0]
+        hint = "" if missing[0] == key else f"; report.{key} must be {EXPECTS[key]}"
+        raise ConfigError(f"{where}: report.{missing[0]} is missing{hint}")
+    return OmegaConf.to_object(schema)
+
+
+def _scatter(where: str, node: ScatterNode) -> ScatterSpec:
+    from matplotlib.markers import MarkerStyle  # only experiments with a scatter pay for the import
+
+    if not node.sets:
+        raise ConfigError(f"{where}: report.scatter.sets must map each index set to a marker, e.g. {{sv: o}}")
+    for name, marker in node.sets.items():
+        if marker not in MarkerStyle.markers:
+            raise ConfigError(f"{where}: report.scatter.sets.{name}={marker!r} is not a matplotlib marker")
+    return ScatterSpec(sets=tuple(node.sets.items()), key=node.key)
+
+
+def _check(where: str, node: ReportNode) -> None:
+    """The rules a type cannot say."""
+    if not node.metrics:
+        raise ConfigError(f"{where}: report.metrics must be {EXPECTS['metrics']}, got the list []")
+    for option in ("ratios", "paired"):  # their metric is summarised, so check_columns covers it
+        compared = getattr(node, option)
+        if compared and compared.metric not in node.metrics:
+            raise ConfigError(f"{where}: report.{option} compares {compared.metric!r}, which is not in report.metrics")
+    if node.summary_row not in (None, *SUMMARY_ROWS):
+        raise ConfigError(f"{where}: report.summary_row={node.summary_row!r}; allowed: {', '.join(SUMMARY_ROWS)}")
+    if node.rows_from_metrics is not None:
+        try:
+            groups = set(re.compile(node.rows_from_metrics).groupindex)
         except re.error as exc:
-            raise ConfigError(f"{experiment}: report.rows_from_metrics is not a regular expression: {exc}") from None
+            raise ConfigError(f"{where}: report.rows_from_metrics is not a regular expression: {exc}") from None
         if groups != {"row", "metric"}:
-            raise ConfigError(f"{experiment}: report.rows_from_metrics needs the named groups 'row' and 'metric'")
-    if not isinstance(node.get("surface", False), bool):
-        raise ConfigError(f"{experiment}: report.surface must be true or false")
-    if node.get("scatter") is not None:
-        node["scatter"] = scatter_from_config(experiment, node["scatter"])
-    return ReportSpec(experiment=experiment, **node)
+            raise ConfigError(f"{where}: report.rows_from_metrics needs the named groups 'row' and 'metric'")
+    if node.paper and not data_file(node.paper).is_file():
+        raise ConfigError(f"{where}: report.paper: no file {node.paper} (in the current folder, a --config-dir "
+                          f"folder or the package)")
+
+
+def spec_from_config(experiment: str, report: DictConfig | dict | None) -> ReportSpec:
+    """The :class:`ReportSpec` of ``experiment`` from its ``report:`` node, or one ConfigError line."""
+    where = experiment_file(experiment)
+    if not report:
+        raise ConfigError(f"{where}: no report: section, so the experiment has no output")
+    try:
+        node = OmegaConf.to_container(report, resolve=True) if OmegaConf.is_config(report) else report
+    except OmegaConfBaseException as exc:
+        raise ConfigError(f"{where}: report: {str(exc).splitlines()[0]}") from None
+    if not isinstance(node, dict):
+        raise ConfigError(f"{where}: report must be a mapping of report keys (title, x, metrics, ...), "
+                          f"got {shown(node)}")
+    node = _merged(where, node)
+    _check(where, node)
+    return ReportSpec(
+        experiment=experiment, title=node.title, x=node.x, metrics=tuple(node.metrics), group=node.group,
+        x_label=node.x_label, logx=node.logx, logy=tuple(node.logy), paper=node.paper,
+        deviations=tuple(node.deviations), include=tuple(node.include),
+        slopes=tuple((fit.y, fit.x) for fit in node.slopes),
+        ratios=(node.ratios.metric, node.ratios.to) if node.ratios else None,
+        paired=(node.paired.metric, node.paired.a, node.paired.b, node.paired.by) if node.paired else None,
+        summary_row=node.summary_row, rows_from_metrics=node.rows_from_metrics,
+        scatter=_scatter(where, node.scatter) if node.scatter else None, surface=node.surface,
+    )

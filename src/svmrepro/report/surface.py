@@ -15,7 +15,7 @@ import pandas as pd
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.artifacts import collect
-from svmrepro.report.figures import plt, save_figure  # figures chooses matplotlib's backend
+from svmrepro.report.figures import legend_outside, plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text
 from svmrepro.tracking import artifact_dict
@@ -66,5 +66,5 @@ def plot_surfaces(surfaces: dict[str, dict], runs: pd.DataFrame, spec: ReportSpe
     for ax, (_, run) in zip(axes[0], shown.iterrows()):
         _panel(ax, surfaces[run["run_id"]])
         ax.set_title(_title(run[spec.group], run, runs, spec), fontsize=8)
-    axes[0][0].legend(fontsize=7, loc="lower right")
+    legend_outside(axes[0][-1], *axes[0][0].get_legend_handles_labels())
     save_figure(fig, spec.title, path)

@@ -1,0 +1,103 @@
+"""What a claim primitive computes: a statistic of the runs with its 95 % interval, and the runs it read.
+
+Every primitive selects its runs the same way (:func:`select`): ``where: {column: value}`` keeps the
+runs whose column has that value, ``at`` (one x value or a list) the runs at those values of the
+column ``x``; groups are values of the column ``group`` (``tags.algorithm`` unless set).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from svmrepro.errors import SvmReproError
+
+LEVEL = 0.95
+GROUP_COLUMN = "tags.algorithm"
+SEED_COLUMN = "tags.seed"
+
+
+@dataclass
+class Estimate:
+    """``value`` with its interval ``[low, high]`` (NaN when too few runs give one) over ``n``
+    observations (pairs of runs, or runs) of ``runs``; a p-value and an effect size where the
+    primitive has them."""
+
+    statistic: str
+    value: float
+    low: float
+    high: float
+    n: int
+    runs: pd.DataFrame = field(repr=False)
+    unit: str = "runs"
+    p_value: float = float("nan")
+    effect: float = float("nan")
+
+    @property
+    def has_interval(self) -> bool:
+        return bool(np.isfinite(self.low) and np.isfinite(self.high))
+
+    def text(self) -> str:
+        if not np.isfinite(self.value):
+            return f"{self.statistic}: no value ({self.n} {self.unit})"
+        out = f"{self.statistic} = {self.value:.3g}"
+        if self.has_interval:
+            out += f" [{self.low:.3g}, {self.high:.3g}]"
+        out += f" ({self.n} {self.unit}"
+        if np.isfinite(self.p_value):
+            out += f", p = {self.p_value:.2g}"
+        if np.isfinite(self.effect):
+            out += f", d = {self.effect:.2g}"
+        return out + ")"
+
+
+def t_interval(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean of ``values`` and its two-sided t interval (NaN ends below two values)."""
+    values = np.asarray(values, float)
+    mean = float(values.mean()) if values.size else float("nan")
+    if values.size < 2:
+        return mean, float("nan"), float("nan")
+    half = stats.t.ppf(0.5 + LEVEL / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
+    return mean, mean - half, mean + half
+
+
+def column(runs: pd.DataFrame, name: str, where: str) -> pd.Series:
+    if name not in runs.columns:
+        raise SvmReproError(f"{where}: the runs have no column {name!r}")
+    return runs[name]
+
+
+def metric(runs: pd.DataFrame, name: str, where: str) -> pd.Series:
+    """``metrics.<name>`` as numbers."""
+    return pd.to_numeric(column(runs, f"metrics.{name}", where), errors="coerce")
+
+
+def _same(values: pd.Series, wanted) -> pd.Series:
+    as_numbers = pd.to_numeric(values, errors="coerce")
+    try:
+        number = float(wanted)
+    except (TypeError, ValueError):
+        return values.astype(str) == str(wanted)
+    return np.isclose(as_numbers, number) | (values.astype(str) == str(wanted))
+
+
+def select(runs: pd.DataFrame, test: dict, where: str) -> pd.DataFrame:
+    """The runs ``test``'s ``where`` and ``at`` keep."""
+    kept = runs
+    for name, wanted in (test.get("where") or {}).items():
+        kept = kept[_same(column(kept, name, where), wanted)]
+    at = test.get("at")
+    if at is not None and at != "all":
+        x = column(kept, test["x"], where) if "x" in test else None
+        if x is None:
+            raise SvmReproError(f"{where}: 'at' needs the column 'x'")
+        values = at if isinstance(at, list) else [at]
+        kept = kept[np.logical_or.reduce([_same(x, v) for v in values])]
+    return kept
+
+
+def group_runs(runs: pd.DataFrame, test: dict, group: str, where: str) -> pd.DataFrame:
+    return runs[column(runs, test.get("group_column", GROUP_COLUMN), where).astype(str) == str(group)]

@@ -1,0 +1,21 @@
+"""One group's mean of a metric, against a threshold or a band (the claim's ``expect``).
+
+.. code-block:: yaml
+
+    test: {kind: threshold, metric: test_error, group: gated_mixture}
+
+The interval is the t interval of the mean over the selected runs.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from svmrepro.report.claims.estimate import Estimate, group_runs, metric, select, t_interval
+
+
+def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:
+    mine = group_runs(select(runs, test, where), test, test.get("group"), where)
+    values = metric(mine, test["metric"], where).dropna().to_numpy()
+    mean, low, high = t_interval(values)
+    return Estimate(f"mean {test['metric']} ({test.get('group')})", mean, low, high, int(values.size), mine)

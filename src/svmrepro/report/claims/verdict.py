@@ -1,0 +1,100 @@
+"""A claim's verdict, from its primitive's estimate and the regions the claim stated beforehand.
+
+- **not run**: the claim says why it cannot be tested here (``not_run``), or its output has no runs.
+- **inconclusive**: the runs give no 95 % interval (too few runs or seeds), the interval straddles the
+  edge of ``expect`` without lying inside ``partly``, or (``timing: true``) a run read was timed on a
+  loaded machine (1-minute load above cores + 0.5 at its start or end).
+- **supported**: the whole interval lies inside ``expect``.
+- **partly supported**: not supported, but the whole interval lies inside ``partly``.
+- **not supported**: the interval lies wholly outside ``partly`` (or ``expect`` when there is none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from svmrepro.errors import SvmReproError
+from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate
+from svmrepro.report.claims.primitives import primitive
+from svmrepro.report.claims.schema import Claim
+
+SUPPORTED, PARTLY, NOT_SUPPORTED, INCONCLUSIVE, NOT_RUN = (
+    "supported", "partly supported", "not supported", "inconclusive", "not run")
+VERDICTS = (SUPPORTED, PARTLY, NOT_SUPPORTED, INCONCLUSIVE, NOT_RUN)
+#: load above the machine's cores by more than this makes a timing unreliable
+LOAD_MARGIN = 0.5
+LOAD_TAGS = ("tags.load_avg_1m", "tags.load_avg_1m_end")
+
+
+@dataclass
+class Verdict:
+    claim: Claim
+    verdict: str
+    reason: str
+    estimate: Estimate | None = None
+
+    @property
+    def commits(self) -> list[str]:
+        runs = self.estimate.runs if self.estimate is not None else None
+        if runs is None or "tags.git_commit" not in runs:
+            return []
+        return sorted({str(c)[:7] for c in runs["tags.git_commit"].dropna()})
+
+    @property
+    def seeds(self) -> int:
+        runs = self.estimate.runs if self.estimate is not None else None
+        return int(runs[SEED_COLUMN].nunique()) if runs is not None and SEED_COLUMN in runs else 0
+
+    def ours(self) -> str:
+        return self.estimate.text() if self.estimate is not None else "—"
+
+
+def loaded_runs(runs: pd.DataFrame) -> tuple[int, float]:
+    """How many of ``runs`` were timed above cores + :data:`LOAD_MARGIN`, and the highest load."""
+    cores = pd.to_numeric(runs.get("tags.cpu_count"), errors="coerce")
+    loads = [pd.to_numeric(runs[tag], errors="coerce") for tag in LOAD_TAGS if tag in runs]
+    if not loads or cores is None:
+        return 0, float("nan")
+    load = pd.concat(loads, axis=1).max(axis=1)
+    return int((load > cores + LOAD_MARGIN).sum()), float(load.max())
+
+
+def decide(claim: Claim, estimate: Estimate) -> tuple[str, str]:
+    """The verdict and its reason (see the module's docstring)."""
+    if estimate.n == 0:
+        return INCONCLUSIVE, "no runs match the test"
+    if claim.timing:
+        loaded, highest = loaded_runs(estimate.runs)
+        if loaded:
+            return INCONCLUSIVE, f"{loaded} of {len(estimate.runs)} runs timed at load up to {highest:.2f} > cores + {LOAD_MARGIN}"
+    if not estimate.has_interval:
+        return INCONCLUSIVE, f"too few {estimate.unit} for an interval ({estimate.n})"
+    low, high = estimate.low, estimate.high
+    if claim.expect.holds(low, high):
+        return SUPPORTED, f"interval inside {claim.expect.text()}"
+    if claim.partly is not None and claim.partly.holds(low, high):
+        return PARTLY, f"interval inside {claim.partly.text()}, not inside {claim.expect.text()}"
+    outer = claim.partly or claim.expect
+    if outer.misses(low, high):
+        return NOT_SUPPORTED, f"interval outside {outer.text()}"
+    straddled = claim.expect if claim.partly is None or not claim.expect.misses(low, high) else claim.partly
+    return INCONCLUSIVE, f"interval straddles the edge of {straddled.text()}"
+
+
+def judge(claim: Claim, runs: pd.DataFrame | None) -> Verdict:
+    """``claim``'s verdict from ``runs`` (its output's runs table; None when it has none yet)."""
+    if claim.not_run is not None:
+        return Verdict(claim, NOT_RUN, claim.not_run)
+    if runs is None or runs.empty:
+        return Verdict(claim, NOT_RUN, f"no runs of {claim.output} yet")
+    where = f"experiments/{claim.paper}/claims.yaml: {claim.id}.test"
+    try:
+        estimate = primitive(claim.test.get("kind"), where).evaluate(claim.test, runs, where)
+    except (SvmReproError, KeyError) as exc:
+        raise SvmReproError(f"{where}: {exc}") from None
+    with np.errstate(invalid="ignore"):
+        verdict, reason = decide(claim, estimate)
+    return Verdict(claim, verdict, reason, estimate)

@@ -1,0 +1,197 @@
+"""Claims as data: the schema of experiments/<paper>/claims.yaml, the primitives' statistics against
+scipy's, the verdict rules, and the scoreboard page."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from svmrepro.compose import experiments, papers
+from svmrepro.errors import ConfigError
+from svmrepro.report.claims.estimate import Estimate
+from svmrepro.report.claims.primitives import compare, slope, threshold, trend
+from svmrepro.report.claims.schema import Region, load_claims, parse_claims
+from svmrepro.report.claims.scoreboard import write_scoreboard
+from svmrepro.report.claims.verdict import (
+    INCONCLUSIVE, NOT_RUN, NOT_SUPPORTED, PARTLY, SUPPORTED, decide, judge,
+)
+
+CLAIM = """\
+claims:
+  - id: faster
+    source: Table 1
+    claim: b trains faster than a
+    paper_says: half the time
+    output: toy/table1
+    test: {kind: compare, metric: fit_cpu_s, a: a, b: b, stat: ratio}
+    expect: {below: 0.6}
+    partly: {below: 1.0}
+    timing: true
+  - id: speech
+    source: Table 2
+    claim: the same on speech
+    paper_says: 851 vs 6787 min
+    not_run: the corpus is licensed
+"""
+
+
+def runs(a, b, seeds=None, load=0.5, x=None, extra=None):
+    """A runs table: groups a and b with fit_cpu_s values ``a`` and ``b``, paired by seed."""
+    seeds = list(range(len(a))) if seeds is None else seeds
+    rows = []
+    for group, values in (("a", a), ("b", b)):
+        for i, (seed, value) in enumerate(zip(seeds, values)):
+            rows.append({"run_id": f"{ord(group):x}{i:030x}", "status": "FINISHED", "tags.algorithm": group, "tags.seed": str(seed),
+                         "tags.cpu_count": "2", "tags.load_avg_1m": str(load), "tags.git_commit": "abcdef123",
+                         "params.dataset.n_train": str(x[i] if x is not None else 100),
+                         "metrics.fit_cpu_s": value, **(extra or {})})
+    return pd.DataFrame(rows)
+
+
+def claims(text=CLAIM):
+    return parse_claims("toy", text, "experiments/toy/claims.yaml")
+
+
+# --- schema -------------------------------------------------------------------------------------
+
+
+def test_a_claims_file_parses_to_claims_with_regions():
+    faster, speech = claims()
+    assert faster.expect == Region(high=0.6) and faster.partly == Region(high=1.0) and faster.timing
+    assert speech.not_run == "the corpus is licensed" and speech.test == {}
+
+
+@pytest.mark.parametrize("change, words", [
+    (("timing: true", "timing: maybe"), "timing"),
+    (("    source: Table 1\n", "    source: Table 1\n    colour: red\n"), "colour"),
+    (("expect: {below: 0.6}", "expect: {between: [2, 1]}"), "between"),
+    (("expect: {below: 0.6}", "expect: {below: 0.6, above: 0.1}"), "one of below, above, between"),
+    (("kind: compare", "kind: anova"), "not a claim primitive"),
+    (("- id: speech", "- id: faster"), "used twice"),
+    (("    expect: {below: 0.6}\n", ""), "needs output, test and expect"),
+])
+def test_a_bad_claims_file_is_one_line_naming_the_file_and_the_key(change, words):
+    with pytest.raises(ConfigError) as error:
+        claims(CLAIM.replace(*change))
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("experiments/toy/claims.yaml") and words in message
+
+
+# --- primitives ---------------------------------------------------------------------------------
+
+
+def test_compare_ratio_is_the_geometric_mean_of_paired_ratios_with_a_paired_t_test():
+    a = [10.0, 12.0, 9.0, 11.0, 10.5]
+    b = [5.5, 5.9, 4.2, 5.8, 5.0]
+    estimate = compare.evaluate({"metric": "fit_cpu_s", "a": "a", "b": "b", "stat": "ratio"}, runs(a, b), "t")
+    logs = np.log(np.array(b) / np.array(a))
+    assert estimate.value == pytest.approx(math.exp(logs.mean()))
+    low, high = stats.t.interval(0.95, len(logs) - 1, loc=logs.mean(), scale=stats.sem(logs))
+    assert (estimate.low, estimate.high) == (pytest.approx(math.exp(low)), pytest.approx(math.exp(high)))
+    assert estimate.p_value == pytest.approx(stats.ttest_rel(np.log(b), np.log(a)).pvalue)
+    assert estimate.n == 5 and estimate.effect < 0
+
+
+def test_compare_pairs_by_seed_not_by_row_order():
+    a, b = [1.0, 2.0, 3.0], [2.0, 4.0, 6.0]
+    table = runs(a, b)
+    shuffled = pd.concat([table[table["tags.algorithm"] == "a"], table[table["tags.algorithm"] == "b"][::-1]])
+    estimate = compare.evaluate({"metric": "fit_cpu_s", "a": "a", "b": "b"}, shuffled, "t")
+    assert estimate.value == pytest.approx(2.0) and estimate.low == pytest.approx(2.0)
+
+
+def test_compare_difference_and_a_metric_per_side():
+    table = runs([1.0, 2.0, 3.0], [1.5, 2.5, 3.7], extra={"metrics.critical_path_s": 1.0})
+    estimate = compare.evaluate({"metric": "fit_cpu_s", "a": "a", "b": {"group": "b", "metric": "critical_path_s"},
+                                 "stat": "difference"}, table, "t")
+    assert estimate.value == pytest.approx(1.0 - 2.0) and "critical_path_s / fit_cpu_s" in estimate.statistic
+
+
+def test_slope_recovers_a_power_law_exponent_and_its_interval():
+    rng = np.random.default_rng(0)
+    sizes = np.repeat([500, 1000, 2000, 4000], 3)
+    table = runs(list(sizes ** 2.0 * np.exp(rng.normal(0, 0.05, sizes.size))), [], x=list(sizes),
+                 seeds=list(range(sizes.size)))
+    estimate = slope.evaluate({"metric": "fit_cpu_s", "x": "params.dataset.n_train", "group": "a"}, table, "t")
+    fit = stats.linregress(np.log(sizes), np.log(pd.to_numeric(table["metrics.fit_cpu_s"])))
+    assert estimate.value == pytest.approx(fit.slope) and estimate.low < 2.0 < estimate.high
+
+
+def test_trend_is_flat_for_a_constant_and_one_for_a_line_through_zero():
+    sizes = [100, 200, 300, 400]
+    flat = trend.evaluate({"metric": "fit_cpu_s", "x": "params.dataset.n_train", "group": "a"},
+                          runs([5.0, 5.0, 5.0, 5.0], [], x=sizes), "t")
+    line = trend.evaluate({"metric": "fit_cpu_s", "x": "params.dataset.n_train", "group": "a"},
+                          runs([1.0, 2.0, 3.0, 4.0], [], x=sizes), "t")
+    assert flat.value == pytest.approx(0.0) and line.value == pytest.approx(3.0 / 2.5)
+
+
+def test_threshold_is_the_mean_with_its_t_interval():
+    values = [0.10, 0.12, 0.11]
+    estimate = threshold.evaluate({"metric": "fit_cpu_s", "group": "a"}, runs(values, []), "t")
+    low, high = stats.t.interval(0.95, 2, loc=np.mean(values), scale=stats.sem(values))
+    assert (estimate.value, estimate.low, estimate.high) == (pytest.approx(np.mean(values)), pytest.approx(low),
+                                                             pytest.approx(high))
+
+
+# --- verdicts -----------------------------------------------------------------------------------
+
+
+def estimate(low, high, n=5, load=0.5):
+    return Estimate("s", (low + high) / 2, low, high, n, runs([1.0] * n, [1.0] * n, load=load))
+
+
+@pytest.mark.parametrize("low, high, verdict", [
+    (0.40, 0.55, SUPPORTED),
+    (0.55, 0.90, PARTLY),
+    (1.05, 1.30, NOT_SUPPORTED),
+    (0.80, 1.20, INCONCLUSIVE),
+])
+def test_the_interval_against_the_stated_regions_gives_the_verdict(low, high, verdict):
+    faster = claims()[0]
+    assert decide(faster, estimate(low, high))[0] == verdict
+
+
+def test_a_timing_on_a_loaded_machine_or_too_few_runs_is_inconclusive():
+    faster = claims()[0]
+    verdict, reason = decide(faster, estimate(0.4, 0.5, load=3.2))
+    assert verdict == INCONCLUSIVE and "load" in reason
+    one = Estimate("s", 0.5, float("nan"), float("nan"), 1, runs([1.0], [0.5]))
+    assert decide(faster, one)[0] == INCONCLUSIVE
+
+
+def test_judge_reads_the_runs_and_says_not_run_without_them():
+    faster, speech = claims()
+    assert judge(speech, None).verdict == NOT_RUN
+    assert judge(faster, None).verdict == NOT_RUN and "no runs of toy/table1" in judge(faster, None).reason
+    found = judge(faster, runs([10.0, 12.0, 11.0, 10.0], [4.0, 5.0, 4.5, 4.4]))
+    assert found.verdict == SUPPORTED and found.commits == ["abcdef1"] and found.seeds == 4
+
+
+def test_the_scoreboard_counts_verdicts_and_links_each_output(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # experiments/toy/claims.yaml is read from the current folder first
+    (tmp_path / "experiments" / "toy").mkdir(parents=True)
+    (tmp_path / "experiments" / "toy" / "claims.yaml").write_text(CLAIM)
+    results = tmp_path / "results"
+    (results / "toy").mkdir(parents=True)
+    runs([10.0, 12.0, 11.0], [4.0, 5.0, 4.5]).to_csv(results / "toy" / "table1.runs.csv", index=False)
+    (results / "toy" / "table1.md").write_text("# page\n")
+    (results / "toy" / "table1.png").write_bytes(b"png")
+    path, counts = write_scoreboard(["toy"], results, "full")
+    page = path.read_text()
+    assert counts == {SUPPORTED: 1, NOT_RUN: 1}
+    assert "**supported**: 1" in page and "**not run**: 1" in page
+    assert "[table1](toy/table1.md)" in page and '<img src="toy/table1.png"' in page
+
+
+# --- the papers' own claims -----------------------------------------------------------------------
+
+
+def test_every_paper_claims_file_parses_and_names_a_known_output():
+    known = set(experiments())
+    found = {paper: load_claims(paper) for paper in papers()}
+    for paper, paper_claims in found.items():
+        for claim in paper_claims:
+            assert claim.not_run is not None or claim.output in known, f"{paper}: {claim.id} names {claim.output}"

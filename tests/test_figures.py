@@ -1,0 +1,222 @@
+"""The output figures a reader can read: which paper point is whose, categories as categories,
+axis labels in words with units, plain numbers on count axes, a legend that covers nothing."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.colors import to_rgba
+from omegaconf import OmegaConf
+
+from svmrepro.report.figures import draw, plot, plt
+from svmrepro.report.labels import label
+from svmrepro.report.spec import spec_from_config
+from svmrepro.report.tables import summarise, with_paper
+
+CONF = Path(__file__).resolve().parents[1] / "conf" / "experiment"
+
+
+def _runs(x, groups, metrics, seeds=(0, 1, 2)):
+    """Runs of each group at each x and seed; metric values from ``metrics[name](group, x, seed)``."""
+    rows = [{"params.x": str(xv), "tags.algorithm": g, "params.seed": str(s),
+             **{f"metrics.{m}": f(g, xv, s) for m, f in metrics.items()}}
+            for g in groups for xv in x for s in seeds]
+    return pd.DataFrame(rows)
+
+
+def _spec(**report):
+    return spec_from_config("p/f", {"title": "t", "x": "params.x", **report})
+
+
+def _paper(rows):
+    return pd.DataFrame(rows, columns=["group", "x", "metric", "value", "low", "high", "source"])
+
+
+DATA_SETS = ["banana", "forest_200000", "forest_50000", "waveform"]
+CATEGORICAL_RUNS = _runs(DATA_SETS, ["svc", "xtrain"], {"n_sv": lambda g, x, s: 100 + 10 * len(x) + s,
+                                                        "test_error": lambda g, x, s: 0.1 + 0.01 * s})
+CATEGORICAL_SPEC = _spec(metrics=["test_error", "n_sv"], x_label="data set")
+CATEGORICAL_PAPER = _paper([
+    ["svc", "banana", "test_error", 0.11, None, None, "T1"],
+    ["xtrain", "banana", "test_error", 0.12, None, None, "T1"],
+    ["svc", "waveform", "n_sv", 172, None, None, "T1"],
+    ["xtrain", "waveform", "n_sv", 87, None, None, "T1"],
+])
+
+
+@pytest.fixture
+def categorical():
+    table = with_paper(summarise(CATEGORICAL_RUNS, CATEGORICAL_SPEC), CATEGORICAL_PAPER, CATEGORICAL_SPEC)
+    fig = draw(table, CATEGORICAL_PAPER, CATEGORICAL_SPEC)
+    fig.canvas.draw()
+    yield fig
+    plt.close(fig)
+
+
+def _labels(axis, minor=False):
+    """The tick labels of ``axis`` inside its view (matplotlib also keeps some just outside)."""
+    low, high = sorted(axis.get_view_interval())
+    ticks = axis.get_minor_ticks() if minor else axis.get_major_ticks()
+    return [t.label1.get_text() for t in ticks if low <= t.get_loc() <= high and t.label1.get_text()]
+
+
+def _legend(fig):
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert len(legends) == 1, "one legend for the whole figure"
+    return legends[0]
+
+
+def _paper_markers(ax):
+    """(x, y, marker, edge colour) of the hollow markers in ``ax``."""
+    return [(x, y, line.get_marker(), to_rgba(line.get_markeredgecolor()))
+            for line in ax.lines if line.get_markerfacecolor() == "none" and line.get_marker() not in ("", "None")
+            for x, y in zip(line.get_xdata(), line.get_ydata())]
+
+
+def _ours(ax):
+    """{colour: (x, y)} of our filled points in ``ax``."""
+    return {to_rgba(c.lines[0].get_color()): (c.lines[0].get_xdata(), c.lines[0].get_ydata()) for c in ax.containers}
+
+
+def test_each_groups_paper_points_have_its_colour_and_a_marker_of_their_own(categorical):
+    ax = categorical.axes[0]  # test_error: a paper point of each group at banana
+    markers = _paper_markers(ax)
+    assert len(markers) == 2
+    assert markers[0][2] != markers[1][2], "two groups' paper points look the same"
+    ours = _ours(ax)
+    for x, y, _, colour in markers:
+        assert colour in ours, "a paper point in no group's colour"
+        assert np.isclose(ours[colour][0], x).any(), "a paper point away from its group's own points"
+    texts = [t.get_text() for t in _legend(categorical).get_texts()]
+    assert "svc (paper)" in texts and "xtrain (paper)" in texts
+
+
+def test_a_categorical_x_is_dodged_points_with_the_names_as_ticks(categorical):
+    for ax in categorical.axes[:2]:
+        labels = [t.get_text() for t in ax.get_xticklabels()]
+        assert labels == ["banana", "forest_50000", "forest_200000", "waveform"]  # numbers inside read as numbers
+        for line in ax.lines:
+            joined = line.get_linestyle() not in ("None", "none", "", " ")
+            assert not (joined and len(set(np.round(line.get_xdata(), 6))) > 1), "categories joined by a line"
+        (x_svc, _), (x_xtrain, _) = _ours(ax).values()
+        assert np.all(np.asarray(x_svc) < np.asarray(x_xtrain)), "groups drawn on top of each other"
+        assert np.allclose(np.round(x_svc), range(4))
+
+
+def test_axis_labels_are_words_with_units():
+    assert label("fit_time_s") == "fit time (s, wall)"
+    assert label("fit_cpu_s") == "fit CPU time (s)"
+    assert label("critical_path_time_s") == "critical path (s)"
+    assert label("n_sv") == "support vectors"
+    assert label("n_bounded_sv") == "bounded SVs"
+    assert label("test_error") == "test error (fraction)"
+    assert label("test_mse") == "test MSE"
+    assert label("params.dataset.n_train") == label("metrics.n_train") == "training set size"
+    assert label("filter_wait_s") == "filter wait (s)"  # unknown names: from their suffix
+    assert label("n_kernel_evals") == "count of kernel evals"
+
+
+def _experiment_metrics():
+    for path in sorted(CONF.rglob("*.yaml")):
+        report = OmegaConf.to_container(OmegaConf.load(path)).get("report") or {}
+        yield from report.get("metrics", [])
+        yield from (report.get(key) for key in ("x", "group") if report.get(key))
+
+
+def test_every_metric_an_experiment_reports_has_a_label_without_underscores():
+    names = set(_experiment_metrics())
+    assert {"fit_time_s", "n_sv", "test_error"} <= names  # the configs were read
+    assert [name for name in sorted(names) if "_" in label(name)] == []
+
+
+def test_the_drawn_labels_have_no_underscores_and_x_label_wins(categorical):
+    for ax in categorical.axes:
+        assert "_" not in ax.get_ylabel() and ax.get_ylabel()
+        assert ax.get_xlabel() == "data set"
+    spec = _spec(metrics=["fit_time_s"], x="params.dataset.n_train")
+    runs = _runs([500, 1000], ["svc"], {"fit_time_s": lambda g, x, s: x / 100}).rename(
+        columns={"params.x": "params.dataset.n_train"})
+    fig = draw(summarise(runs, spec), None, spec)
+    assert (fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()) == ("training set size", "fit time (s, wall)")
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("metric", ["n_sv", "fit_time_s"])
+def test_a_linear_axis_has_plain_numbers_without_offset_or_powers(metric):
+    """Values 120,000 to 120,004: matplotlib would write 0..4 and '+1.2e5' above the axis."""
+    spec = _spec(metrics=[metric])
+    runs = _runs([1, 2, 3], ["svc"], {metric: lambda g, x, s: 120_000 + x + s / 10})
+    fig = draw(summarise(runs, spec), None, spec)
+    fig.canvas.draw()
+    axis = fig.axes[0].yaxis
+    assert axis.get_offset_text().get_text() == ""
+    labels = _labels(axis)
+    assert labels and all(text.startswith("120,00") for text in labels), labels
+    if metric == "n_sv":
+        assert all(text.replace(",", "").isdigit() for text in labels), "a count axis with fractions"
+    plt.close(fig)
+
+
+def test_a_count_axis_of_zeros_shows_whole_numbers():
+    spec = _spec(metrics=["n_sv"])
+    fig = draw(summarise(_runs([1, 2], ["svc"], {"n_sv": lambda g, x, s: 0.0}), spec), None, spec)
+    fig.canvas.draw()
+    assert _labels(fig.axes[0].yaxis) == ["0", "1", "2"]
+    plt.close(fig)
+
+
+def test_a_log_x_is_labelled_at_the_data_without_crowded_minor_labels():
+    spec = _spec(metrics=["fit_time_s"], logx=True, logy=["fit_time_s"])
+    x = [500, 1000, 2000, 3000, 4000, 5000]
+    fig = draw(summarise(_runs(x, ["svr"], {"fit_time_s": lambda g, x, s: x ** 2 / 1e5}), spec), None, spec)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert _labels(ax.xaxis) == ["500", "1,000", "2,000", "3,000", "5,000"]  # 4,000 would touch 3,000
+    for axis in (ax.xaxis, ax.yaxis):
+        assert _labels(axis, minor=True) == []
+    plt.close(fig)
+
+
+def test_the_legend_is_outside_every_panel(categorical):
+    box = _legend(categorical).get_window_extent()
+    for ax in categorical.axes:
+        assert not box.overlaps(ax.get_window_extent()), "the legend covers a panel"
+
+
+def test_the_legend_says_what_the_error_bars_are_when_there_are_some(categorical):
+    texts = " ".join(t.get_text() for t in _legend(categorical).get_texts())
+    assert "± one standard deviation" in texts and "seeds" in texts
+    single = CATEGORICAL_RUNS[CATEGORICAL_RUNS["params.seed"] == "0"]  # one run per point: no std
+    fig = draw(summarise(single, CATEGORICAL_SPEC), None, CATEGORICAL_SPEC)
+    assert "standard deviation" not in " ".join(t.get_text() for t in _legend(fig).get_texts())
+    plt.close(fig)
+
+
+def test_a_paper_number_for_every_x_is_a_line_in_the_groups_colour_or_a_marker_per_category():
+    spec = _spec(metrics=["test_error"])
+    paper = _paper([["svc", None, "test_error", 0.2, None, None, "T1"],
+                    ["xtrain", None, "test_error", None, 0.1, 0.3, "T1"]])
+    numeric = summarise(_runs([1, 2], ["svc", "xtrain"], {"test_error": lambda g, x, s: 0.2}), spec)
+    fig = draw(numeric, paper, spec)
+    ours = _ours(fig.axes[0])
+    dashed = [to_rgba(line.get_color()) for line in fig.axes[0].lines if line.get_linestyle() == "--"]
+    assert set(dashed) == set(ours)  # svc's line, xtrain's band edges
+    plt.close(fig)
+    one_x = summarise(_runs([100000], ["svc", "xtrain"], {"test_error": lambda g, x, s: 0.2}), spec)
+    fig = draw(one_x, paper, spec)  # one value of x: a category; the paper point beside ours
+    markers = _paper_markers(fig.axes[0])
+    assert {colour for *_, colour in markers} == set(_ours(fig.axes[0]))
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["100000"]
+    plt.close(fig)
+
+
+def test_a_summary_row_comes_last_and_the_note_says_what_its_bars_are(tmp_path):
+    spec = _spec(metrics=["n_sv"], summary_row="mean")
+    runs = _runs([1, 2, 10], ["svc"], {"n_sv": lambda g, x, s: 90.0 + x + s})
+    fig = draw(summarise(runs, spec), None, spec)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["1", "2", "10", "mean"]
+    assert "at 'mean'" in " ".join(t.get_text() for t in _legend(fig).get_texts())
+    plt.close(fig)
+    plot(summarise(runs, spec), None, spec, tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
