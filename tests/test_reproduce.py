@@ -14,7 +14,7 @@ from svmrepro.report.runs import read_runs
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper
 from svmrepro.report.numbers import DIFFERS, NO_RUNS, WITHIN_RANGE, WITHIN_TOLERANCE, distances, our_numbers, verdict
-from svmrepro.reproduce import main as reproduce
+from svmrepro.reproduce import in_dependency_order, main as reproduce
 from svmrepro.runner import run
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -176,3 +176,32 @@ def test_bench_readme_links_the_protocol_only_relatively(tmp_path, store_uri, in
     built = page.split("## ")[1:]
     assert sum("not built yet" not in section for section in built) == 1
     assert any(section.startswith("[Framework overhead") and "runs: 5," in section for section in built)
+
+
+# order, progress and summary of a reproduction
+
+
+def test_an_output_is_built_after_the_experiments_it_includes():
+    assert in_dependency_order(["cross_training/fig3"], "quick", add_included=True) == [
+        "cross_training/fig3_baseline", "cross_training/fig3"]
+    assert in_dependency_order(["cross_training/fig3", "cross_training/fig3_baseline"], "quick",
+                               add_included=False) == ["cross_training/fig3_baseline", "cross_training/fig3"]
+    assert in_dependency_order(["cross_training/fig3"], "quick", add_included=False) == ["cross_training/fig3"]
+
+
+def test_a_reproduction_prints_its_position_and_ends_with_a_summary(tmp_path, capsys, caplog):
+    results = tmp_path / "results"
+    for name in ("fig3", "fig3_baseline"):
+        (results / "cross_training").mkdir(parents=True, exist_ok=True)
+        runs_csv = CHECKOUT / "results" / "cross_training" / f"{name}.runs.csv"
+        (results / "cross_training" / runs_csv.name).write_bytes(runs_csv.read_bytes())
+    args = ["--experiment", "cross_training/fig3", "--experiment", "cross_training/fig3_baseline", "--from-csv",
+            "--mode", "full", "--results-dir", str(results)]
+    caplog.set_level("INFO", logger="svmrepro.reproduce")
+    assert reproduce(args) == 0
+    positions = [r.getMessage() for r in caplog.records if "experiment " in r.getMessage() and " of 2 " in r.getMessage()]
+    assert [p.split(":")[0].split(" (")[0] for p in positions] == ["experiment 1 of 2", "experiment 2 of 2"]
+    assert positions[0].endswith("cross_training/fig3_baseline") and "left" in positions[1]
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    assert summary.startswith("svmrepro-reproduce: 2 of 2 outputs written in ") and "claims: " in summary
+    assert (results / "README.md").is_file()  # the scoreboard, from the runs CSVs there
