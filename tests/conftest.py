@@ -1,6 +1,9 @@
+import os
+
 import pytest
 
 from svmrepro.compose import compose_config
+from svmrepro.exclusive import LOCK_ENV
 
 
 @pytest.fixture
@@ -22,3 +25,10 @@ def tiny_cfg(store_uri):
         )
 
     return make
+
+
+@pytest.fixture(autouse=True, scope="session")
+def own_timing_lock(tmp_path_factory):
+    """Each pytest worker's runs hold a machine slot of their own (svmrepro.exclusive), so a timed
+    experiment's run in one worker does not wait for the other worker's tests."""
+    os.environ[LOCK_ENV] = str(tmp_path_factory.mktemp("timing") / "timing.lock")

@@ -23,6 +23,7 @@ from svmrepro.analyses import build_analyses, run_analyses
 from svmrepro.build import build
 from svmrepro.data.base import Dataset
 from svmrepro.environment import environment_tags, git_source
+from svmrepro.exclusive import load_1m, machine_slot, timing_tags
 from svmrepro.measures import measure
 from svmrepro.metrics import final_estimator
 from svmrepro.redact import redact
@@ -138,83 +139,85 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
         if done and not cfg.force:
             log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
             return RunResult(SKIPPED, done, key, store.run_metrics(done))
-
-        # before the run exists: a data error logs nothing
-        data, load_s, _ = timed(lambda: parts.source.load(int(cfg.seed)))
-        surface_cfg = OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None
-        surface = surface_settings(surface_cfg, data)
-        algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
-        dataset = choices.get("dataset") or parts.source.name
-        tags = {
-            **environment_tags(),
-            **source_tags(git_source()),  # MLflow's Source, User and git columns
-            KIND_TAG: RESULT_KIND,
-            **process_tags(),  # a run left RUNNING by a killed process is found by these
-            "paper": exp_name.split("/")[0],
-            "experiment": exp_name,
-            "dataset": dataset,
-            "algorithm": algorithm,
-            "seed": str(cfg.seed),
-            "parallel_backend": cfg.parallel.backend.value,  # timings depend on it, results do not
-            "mode": plain["mode"],
-            "config_hash": identity.config_hash(plain),
-            # the arrays the estimator sees; run_key holds the verified source files' (known before loading)
-            "data_fingerprint": data.fingerprint,
-            "source_fingerprint": fingerprint,
-            RUN_KEY_TAG: key,
-            "label": cfg.label or dataset,
-            # timings are only comparable on an otherwise idle machine: record how busy it was
-            "load_avg_1m": f"{os.getloadavg()[0]:.2f}",
-            # every config-group option picked, e.g. choice.selection=grid_cv
-            **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
-        }
-        name = store.unique_run_name(exp_id, run_name(algorithm, dataset, cfg.seed, overrides), key)
-        run_id = store.start_run(exp_id, name, tags, parent_run_id=parent_run_id)
-        try:
-            store.log_params(run_id, identity.flatten(plain))
-            store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")
-            log_dataset(store, run_id, parts.source, data, tags["data_fingerprint"])
-            with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)), \
-                    store.system_metrics(run_id, bool(cfg.tracking.get("system_metrics", False))):
-                metrics, compute_s, _ = timed(lambda: measure(parts.estimator, data, cfg.get("measure")))
-            fitted = final_estimator(parts.estimator)
-            diagnostics = dict(getattr(fitted, "diagnostics_", None) or {})
-            if analyses:  # the experiment's analyses of the fitted model (svmrepro.analyses)
-                extra, analyses_s, _ = timed(lambda: run_analyses(analyses, fitted, data.X_train, data.y_train))
-                compute_s += analyses_s
-                diagnostics.update(extra)
-            scalars, series = split_diagnostics(diagnostics)
-            metrics.update(scalars)
-            # stage1/n_sv; the data set's constants (data.<key>) are params, not charts
-            logged, constants = mlflow_names({**metrics, **{f"data.{k}": v for k, v in data.info.items()}})
-            store.log_params(run_id, {**_selected_params(parts.estimator), **constants})
-            store.log_metrics(run_id, logged, mlflow_names(series)[0])
-            if diagnostics:
-                store.log_json(run_id, diagnostics, "diagnostics.json")
-            if surface is not None:
-                grid, surface_s, _ = timed(lambda: decision_surface(parts.estimator, data, surface, int(cfg.seed)))
-                compute_s += surface_s
-                store.log_json(run_id, grid, "surface.json")
-            if cfg.tracking.get("log_model", False):
-                store.log_model(exp_id, run_id, parts.estimator, input_example=data.X_train[:5])
-            # the framework's cost of this run: wall time since run() started outside loading, fitting,
-            # predicting, the analyses and the surface. It is logged before terminate, so the terminating
-            # call (and Hydra's composition, which precedes run()) are not in it.
-            overhead = time.perf_counter() - started - load_s - compute_s
-            store.log_metrics(run_id, {"run_overhead_s": overhead}, {})
-        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (svmrepro.signals.Interrupted): stopped, not failed
-            reason = f"{stop or 'SIGINT'} received by process {os.getpid()} while the run was RUNNING"
-            store.set_tags(run_id, {KILLED_REASON_TAG: reason})
-            store.terminate(run_id, "KILLED")
-            log.info("run %s KILLED: %s", run_id, reason)
-            raise
-        except BaseException:
-            store.log_text(run_id, traceback.format_exc(), "traceback.txt")
-            store.terminate(run_id, "FAILED")
-            raise
-        store.terminate(run_id, FINISHED)
-        log.info(
-            "run %s FINISHED: %s", run_id,
-            ", ".join(f"{k}={metrics[k]:.4g}" for k in ("n_sv", "test_error", "fit_time_s") if k in metrics),
-        )
-        return RunResult(FINISHED, run_id, key, metrics)
+        # a timed experiment's run alone on the machine, any other run beside others (svmrepro.exclusive)
+        with machine_slot(getattr(cfg.get("timing"), "value", cfg.get("timing"))):
+            # before the run exists: a data error logs nothing
+            data, load_s, _ = timed(lambda: parts.source.load(int(cfg.seed)))
+            surface_cfg = OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None
+            surface = surface_settings(surface_cfg, data)
+            algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
+            dataset = choices.get("dataset") or parts.source.name
+            tags = {
+                **environment_tags(),
+                **source_tags(git_source()),  # MLflow's Source, User and git columns
+                KIND_TAG: RESULT_KIND,
+                **process_tags(),  # a run left RUNNING by a killed process is found by these
+                "paper": exp_name.split("/")[0],
+                "experiment": exp_name,
+                "dataset": dataset,
+                "algorithm": algorithm,
+                "seed": str(cfg.seed),
+                "parallel_backend": cfg.parallel.backend.value,  # timings depend on it, results do not
+                "mode": plain["mode"],
+                "config_hash": identity.config_hash(plain),
+                # the arrays the estimator sees; run_key holds the verified source files' (known before loading)
+                "data_fingerprint": data.fingerprint,
+                "source_fingerprint": fingerprint,
+                RUN_KEY_TAG: key,
+                "label": cfg.label or dataset,
+                # timings are only comparable on an otherwise idle machine: record how busy it was
+                "load_avg_1m": f"{load_1m():.2f}",
+                # every config-group option picked, e.g. choice.selection=grid_cv
+                **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
+            }
+            name = store.unique_run_name(exp_id, run_name(algorithm, dataset, cfg.seed, overrides), key)
+            run_id = store.start_run(exp_id, name, tags, parent_run_id=parent_run_id)
+            try:
+                store.log_params(run_id, identity.flatten(plain))
+                store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")
+                log_dataset(store, run_id, parts.source, data, tags["data_fingerprint"])
+                with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)), \
+                        store.system_metrics(run_id, bool(cfg.tracking.get("system_metrics", False))):
+                    metrics, compute_s, _ = timed(lambda: measure(parts.estimator, data, cfg.get("measure")))
+                fitted = final_estimator(parts.estimator)
+                diagnostics = dict(getattr(fitted, "diagnostics_", None) or {})
+                if analyses:  # the experiment's analyses of the fitted model (svmrepro.analyses)
+                    extra, analyses_s, _ = timed(lambda: run_analyses(analyses, fitted, data.X_train, data.y_train))
+                    compute_s += analyses_s
+                    diagnostics.update(extra)
+                scalars, series = split_diagnostics(diagnostics)
+                metrics.update(scalars)
+                # stage1/n_sv; the data set's constants (data.<key>) are params, not charts
+                logged, constants = mlflow_names({**metrics, **{f"data.{k}": v for k, v in data.info.items()}})
+                store.log_params(run_id, {**_selected_params(parts.estimator), **constants})
+                store.log_metrics(run_id, logged, mlflow_names(series)[0])
+                if diagnostics:
+                    store.log_json(run_id, diagnostics, "diagnostics.json")
+                if surface is not None:
+                    grid, surface_s, _ = timed(lambda: decision_surface(parts.estimator, data, surface, int(cfg.seed)))
+                    compute_s += surface_s
+                    store.log_json(run_id, grid, "surface.json")
+                if cfg.tracking.get("log_model", False):
+                    store.log_model(exp_id, run_id, parts.estimator, input_example=data.X_train[:5])
+                # the framework's cost of this run: wall time since run() started outside loading, fitting,
+                # predicting, the analyses and the surface. It is logged before terminate, so the terminating
+                # call (and Hydra's composition, which precedes run()) are not in it.
+                overhead = time.perf_counter() - started - load_s - compute_s
+                store.log_metrics(run_id, {"run_overhead_s": overhead}, {})
+            except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (svmrepro.signals.Interrupted): stopped, not failed
+                reason = f"{stop or 'SIGINT'} received by process {os.getpid()} while the run was RUNNING"
+                store.set_tags(run_id, {KILLED_REASON_TAG: reason})
+                store.terminate(run_id, "KILLED")
+                log.info("run %s KILLED: %s", run_id, reason)
+                raise
+            except BaseException:
+                store.log_text(run_id, traceback.format_exc(), "traceback.txt")
+                store.terminate(run_id, "FAILED")
+                raise
+            store.set_tags(run_id, timing_tags(float(tags["load_avg_1m"]), load_1m()))
+            store.terminate(run_id, FINISHED)
+            log.info(
+                "run %s FINISHED: %s", run_id,
+                ", ".join(f"{k}={metrics[k]:.4g}" for k in ("n_sv", "test_error", "fit_time_s") if k in metrics),
+            )
+            return RunResult(FINISHED, run_id, key, metrics)

@@ -24,6 +24,13 @@ class Mode(str, Enum):
     full = "full"  # the paper's settings; results/<paper>/ (committed)
 
 
+class Timing(str, Enum):
+    """How a run shares the machine (:mod:`svmrepro.exclusive`)."""
+
+    shared = "shared"
+    exclusive = "exclusive"
+
+
 class Identity(str, Enum):
     """Whether a top-level setting belongs to a run's identity (:func:`svmrepro.identity.config_hash`)."""
 
@@ -101,6 +108,9 @@ class RunSettings:
     #: at most this many of the experiment's jobs at once under svmrepro-reproduce (timing
     #: benchmarks: 1, so runs do not share the cores); None: the plan's n_jobs
     sweep_jobs: Optional[int] = setting(Identity.never, default=None)
+    #: ``exclusive``: the experiment's claims are about time, so each of its runs holds the machine alone
+    #: and svmrepro-reproduce runs its jobs one at a time (svmrepro.exclusive); ``shared``: any run
+    timing: Timing = setting(Identity.never, default=Timing.shared)
     #: overrides that shrink an experiment to seconds for its smoke test (tests/test_experiments.py)
     smoke: Optional[Any] = setting(Identity.never, default=None)
     #: an experiment's regeneration spec, read by svmrepro-reproduce (see svmrepro.report.spec)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
+from svmrepro.exclusive import LOAD_MARGIN
 from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate
 from svmrepro.report.claims.primitives import primitive
 from svmrepro.report.claims.schema import Claim
@@ -24,8 +25,6 @@ from svmrepro.report.claims.schema import Claim
 SUPPORTED, PARTLY, NOT_SUPPORTED, INCONCLUSIVE, NOT_RUN = (
     "supported", "partly supported", "not supported", "inconclusive", "not run")
 VERDICTS = (SUPPORTED, PARTLY, NOT_SUPPORTED, INCONCLUSIVE, NOT_RUN)
-#: load above the machine's cores by more than this makes a timing unreliable
-LOAD_MARGIN = 0.5
 LOAD_TAGS = ("tags.load_avg_1m", "tags.load_avg_1m_end")
 
 

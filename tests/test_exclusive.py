@@ -1,0 +1,85 @@
+"""The timing protocol: a timed run holds the machine alone, every run records the load at its start
+and end and whether its timings count, and svmrepro-reproduce runs a timed experiment one job at a time."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from svmrepro.exclusive import EXCLUSIVE, SHARED, LOCK_ENV, machine_slot, timing_tags
+from svmrepro.runner import FINISHED, run
+
+CHOICES = {"experiment": "test/exclusive", "dataset": "gaussian_clouds", "algorithm": "svc_linear"}
+#: another process holding the slot (shared or exclusive) for HOLD_S seconds once it printed "held"
+HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o666)
+fcntl.flock(fd, fcntl.LOCK_EX if sys.argv[2] == "exclusive" else fcntl.LOCK_SH)
+print("held", flush=True)
+time.sleep(float(sys.argv[3]))
+"""
+HOLD_S = 1.5
+
+
+@pytest.fixture
+def lock(tmp_path, monkeypatch):
+    path = tmp_path / "timing.lock"
+    monkeypatch.setenv(LOCK_ENV, str(path))
+    return path
+
+
+def held_elsewhere(path, how):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), how, str(HOLD_S)], stdout=subprocess.PIPE,
+                              text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("mine, theirs, waits", [
+    (EXCLUSIVE, SHARED, True),     # a timed run waits for every other run of ours
+    (SHARED, EXCLUSIVE, True),     # and every other run waits for a timed one
+    (SHARED, SHARED, False),       # untimed runs share the machine
+])
+def test_a_timed_run_has_the_machine_to_itself(lock, mine, theirs, waits):
+    holder = held_elsewhere(lock, theirs)
+    started = time.monotonic()
+    with machine_slot(mine):
+        waited = time.monotonic() - started
+    holder.wait()
+    assert (waited > HOLD_S / 2) is waits
+
+
+def test_a_run_is_unreliable_for_timing_when_the_load_exceeded_the_cores_by_half_a_core():
+    assert timing_tags(0.4, 2.4, cores=2) == {"load_avg_1m_end": "2.40", "timing_reliable": "true"}
+    assert timing_tags(2.6, 1.0, cores=2)["timing_reliable"] == "false"
+    assert timing_tags(1.0, 2.51, cores=2)["timing_reliable"] == "false"
+
+
+def test_a_run_records_the_load_at_its_end_and_whether_its_timings_count(tiny_cfg, store_uri, lock, monkeypatch):
+    loads = iter([0.5, 7.0])  # quiet at the start, loaded at the end
+    monkeypatch.setattr("svmrepro.runner.load_1m", lambda: next(loads))
+    result = run(tiny_cfg("timing=exclusive"), CHOICES)
+    assert result.status == FINISHED
+    tags = MlflowClient(store_uri).get_run(result.run_id).data.tags
+    assert (tags["load_avg_1m"], tags["load_avg_1m_end"], tags["timing_reliable"]) == ("0.50", "7.00", "false")
+
+
+def test_timing_is_not_part_of_a_runs_identity(tiny_cfg, store_uri, lock):
+    first = run(tiny_cfg("timing=exclusive"), CHOICES)
+    again = run(tiny_cfg(), CHOICES)
+    assert again.run_id == first.run_id and again.status != FINISHED
+
+
+def test_reproduce_runs_a_timed_experiments_sweep_one_job_at_a_time(monkeypatch, tmp_path):
+    from svmrepro import reproduce
+
+    commands = []
+    monkeypatch.setattr(reproduce.subprocess, "run", lambda command: commands.append(command) or
+                        subprocess.CompletedProcess(command, 0))
+    plan = reproduce.Plan("quick", tmp_path, "parallel", 2)
+    assert reproduce.run_sweep("cascade/table1", plan, None, [])  # timing: exclusive
+    assert reproduce.run_sweep("cross_training/fig1", plan, None, [])
+    jobs = [next(a for a in c if a.startswith("hydra.launcher.n_jobs=")) for c in commands]
+    assert jobs == ["hydra.launcher.n_jobs=1", "hydra.launcher.n_jobs=2"]
