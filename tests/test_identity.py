@@ -58,13 +58,16 @@ OLD_NON_IDENTITY_KEYS = {"hydra", "tracking", "force", "label", "sweep", "sweep_
 OLD_WHEN_SET_KEYS = {"surface", "analysis"}
 #: settings added since, null unless a run sets them (a config then had no such key)
 NEW_KEYS = {"measure"}
+#: settings added since that never belong to an identity (how a run shares the machine)
+NEW_NON_IDENTITY_KEYS = {"timing"}
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def old_identity_config(cfg) -> dict:
     plain = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     return {k: v for k, v in plain.items()
-            if not (k in NEW_KEYS and v is None) and k not in OLD_NON_IDENTITY_KEYS and not (k in OLD_WHEN_SET_KEYS and v is None)}
+            if not (k in NEW_KEYS and v is None) and k not in OLD_NON_IDENTITY_KEYS | NEW_NON_IDENTITY_KEYS
+            and not (k in OLD_WHEN_SET_KEYS and v is None)}
 
 
 @pytest.mark.parametrize(

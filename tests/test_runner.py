@@ -13,7 +13,7 @@ from mlflow.tracking import MlflowClient
 from svmrepro.environment import environment_tags
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.runner import FINISHED, SKIPPED, run, run_name
-from svmrepro.tracking import PrepareStore, Store, mlflow_names, svmrepro_names, sweep_run_id
+from svmrepro.tracking import KILLED_REASON_TAG, PrepareStore, Store, mlflow_names, svmrepro_names, sweep_run_id
 
 CHOICES = {"experiment": "test/runner", "dataset": "gaussian_clouds", "algorithm": "svc_linear"}
 
@@ -213,3 +213,21 @@ def test_a_sweep_nests_its_runs_under_one_parent_run_each_time_it_is_run(tmp_pat
     assert len(runs_from_mlflow("cross_training/fig3_baseline", "quick", uri)) == 2  # the parents are no results
     (sweep_dir,) = {Path(p.data.tags["sweep_dir"]) for p in parents[:1]}
     assert sweep_run_id(tmp_path / sweep_dir) == first
+
+
+def test_a_run_stopped_while_mlflow_makes_it_is_marked_killed(tiny_cfg, store_uri, monkeypatch):
+    """A signal between MLflow's commit of a new run and its id coming back (MLflow reads the run back,
+    which waits on a busy store) leaves no RUNNING run behind."""
+    made = Store.start_run
+
+    def made_then_stopped(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        raise KeyboardInterrupt("SIGTERM")
+
+    monkeypatch.setattr(Store, "start_run", made_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        run(tiny_cfg(), CHOICES)
+    client = MlflowClient(store_uri)
+    (found,) = client.search_runs([client.get_experiment_by_name("test/runner").experiment_id])
+    assert found.info.status == "KILLED"
+    assert found.data.tags[KILLED_REASON_TAG].startswith("SIGTERM received by process")

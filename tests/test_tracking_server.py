@@ -139,13 +139,15 @@ def _end_group(process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def runs(server, tmp_path_factory):
-    """The sweep's runs as the REST API returns them."""
+    """The sweep's result runs as the REST API returns them (its parent run, tagged ``svmrepro.kind=sweep``,
+    left out)."""
     url, _ = server
     credentials = {"MLFLOW_TRACKING_USERNAME": ADMIN, "MLFLOW_TRACKING_PASSWORD": ADMIN_PASSWORD}
     with mock.patch.dict(os.environ, credentials):  # MLflow's client authenticates with them
         _sweep(url, tmp_path_factory.mktemp("sweep"))
     experiment = json.loads(_get(f"{url}/api/2.0/mlflow/experiments/get-by-name?experiment_name={quote(EXPERIMENT)}"))
-    found = _post(f"{url}/api/2.0/mlflow/runs/search", {"experiment_ids": [experiment["experiment"]["experiment_id"]]})
+    found = _post(f"{url}/api/2.0/mlflow/runs/search", {"experiment_ids": [experiment["experiment"]["experiment_id"]],
+                                                        "filter": "tags.`svmrepro.kind` = 'result'"})
     return found.get("runs", [])
 
 
@@ -181,7 +183,9 @@ def test_the_server_keeps_the_runs_in_postgresql(database, runs):
         cursor.execute("SELECT run_uuid, status FROM runs")
         stored = dict(cursor.fetchall())
     connection.close()
-    assert stored == {run["info"]["run_id"]: "FINISHED" for run in runs}
+    # the two jobs' runs and the sweep's parent run, all ended
+    assert len(stored) == 3 and set(stored.values()) == {"FINISHED"}
+    assert {run["info"]["run_id"] for run in runs} < set(stored)
 
 
 @pytest.mark.parametrize(

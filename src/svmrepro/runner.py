@@ -171,7 +171,15 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
             }
             name = store.unique_run_name(exp_id, run_name(algorithm, dataset, cfg.seed, overrides), key)
-            run_id = store.start_run(exp_id, name, tags, parent_run_id=parent_run_id)
+            try:
+                run_id = store.start_run(exp_id, name, tags, parent_run_id=parent_run_id)
+            except KeyboardInterrupt as stop:  # MLflow may have made the run before its id came back
+                reason = f"{stop or 'SIGINT'} received by process {os.getpid()} while the run was being created"
+                for made in store.own_running_runs(exp_id, key):
+                    store.set_tags(made, {KILLED_REASON_TAG: reason})
+                    store.terminate(made, "KILLED")
+                    log.info("run %s KILLED: %s", made, reason)
+                raise
             try:
                 store.log_params(run_id, identity.flatten(plain))
                 store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")

@@ -342,6 +342,12 @@ class Store:
         runs = self._runs_of_key(experiment_id, key, "FINISHED", max_results=1)
         return runs[0].info.run_id if runs else None
 
+    def own_running_runs(self, experiment_id: str, key: str) -> list[str]:
+        """The RUNNING runs of ``key`` that this process started (by its host and pid tags)."""
+        mine = {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+        return [run.info.run_id for run in self._runs_of_key(experiment_id, key, "RUNNING")
+                if all(run.data.tags.get(tag) == value for tag, value in mine.items())]
+
     def mark_orphans_killed(self, experiment_id: str, key: str) -> list[str]:
         """Mark KILLED the RUNNING runs of ``key`` whose process is gone (killed with its sweep).
 

@@ -43,12 +43,12 @@ def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.D
     """FINISHED runs of ``experiment`` in ``mode``; of identical configs, the latest only."""
     found = Store(uri).runs_frame(experiment, f"attributes.status = 'FINISHED' and tags.mode = '{mode}'")
     if "tags.config_hash" not in found:  # only the runner's runs: not a report run, nor one logged by hand
-        return found.iloc[0:0]
+        return pd.DataFrame(columns=list(KEEP_COLUMNS))
     found = found[found["tags.config_hash"].notna()]
     if f"tags.{KIND_TAG}" in found:  # never a sweep's parent run nor a report run
         found = found[~found[f"tags.{KIND_TAG}"].isin(NOT_RESULTS)]
     if found.empty:
-        return found
+        return pd.DataFrame(columns=list(KEEP_COLUMNS))
     found = found.sort_values("start_time").drop_duplicates("tags.config_hash", keep="last")
     return tidy(svmrepro_names(found))
 
