@@ -1,5 +1,6 @@
 """One run through the runner into a temporary MLflow store."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -187,6 +188,21 @@ def test_a_sweep_run_whose_process_was_killed_is_marked_killed_by_the_next_sweep
     parent = store.start_run(experiment_id, "sweep", tags)
     assert store.mark_orphan_sweeps_killed(experiment_id) == [parent]
     assert _run_of(store_uri, parent).info.status == "KILLED"
+
+
+def test_a_sweep_marks_its_runs_whose_process_was_killed_as_it_ends(store_uri):
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    store = Store(store_uri)
+    experiment_id = store.experiment_id("test/runner")
+    parent = store.start_run(experiment_id, "sweep", {"svmrepro.kind": "sweep"})
+    here = {"process.host": socket.gethostname()}
+    orphan = store.start_run(experiment_id, "a", {**here, "process.pid": str(gone.pid)}, parent_run_id=parent)
+    alive = store.start_run(experiment_id, "b", {**here, "process.pid": str(os.getpid())}, parent_run_id=parent)
+    assert store.mark_orphan_children_killed(experiment_id, parent) == [orphan]
+    assert _run_of(store_uri, orphan).info.status == "KILLED"
+    assert "marked by the sweep's process" in _run_of(store_uri, orphan).data.tags[KILLED_REASON_TAG]
+    assert _run_of(store_uri, alive).info.status == "RUNNING"
 
 
 def test_a_sweep_nests_its_runs_under_one_parent_run_each_time_it_is_run(tmp_path):

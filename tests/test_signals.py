@@ -99,7 +99,10 @@ def test_a_signal_stops_a_parallel_sweep_cleanly(root, sig, to_group, code):
     runs = _runs(root)
     assert Counter(run.status for run in runs) == {"KILLED": 2}
     for run in runs:
-        assert "received by process" in run.tags[KILLED_REASON_TAG]
+        # marked by its own process as the signal went through it, or, when that process was killed
+        # first (a loaded machine), by the sweep's process as the sweep ended
+        reason = run.tags[KILLED_REASON_TAG]
+        assert "received by process" in reason or "marked by the sweep's process" in reason, reason
         assert stdout.count(f"run {run.id} KILLED: ") == 1
 
 

@@ -560,6 +560,21 @@ class Store:
         finally:
             monitor.finish()
 
+    def mark_orphan_children_killed(self, experiment_id: str, parent_run_id: str) -> list[str]:
+        """Mark KILLED the RUNNING runs nested under ``parent_run_id`` whose process is gone (a worker
+        killed before it could mark its run: after the stop's grace period, or by joblib)."""
+        query = f"tags.`{PARENT_RUN_TAG}` = '{parent_run_id}' and attributes.status = 'RUNNING'"
+        killed = []
+        for found in retry_locked(lambda: self.client.search_runs([experiment_id], query, max_results=5000)):
+            tags = found.data.tags
+            if process_gone(tags):
+                reason = (f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended while the run was RUNNING; "
+                          f"marked by the sweep's process {os.getpid()} as the sweep ended")
+                self.set_tags(found.info.run_id, {KILLED_REASON_TAG: reason})
+                self.terminate(found.info.run_id, "KILLED")
+                killed.append(found.info.run_id)
+        return killed
+
     def child_statuses(self, experiment_id: str, parent_run_id: str) -> dict[str, int]:
         """How many runs nested under ``parent_run_id`` have each status."""
         query = f"tags.`{PARENT_RUN_TAG}` = '{parent_run_id}'"
@@ -648,6 +663,8 @@ class PrepareStore(Callback):
             return
         (store, experiment_id, run_id), self._sweep = self._sweep, None
         try:
+            for orphan in store.mark_orphan_children_killed(experiment_id, run_id):
+                log.info("run %s KILLED: its process ended while it was RUNNING", orphan)
             counts = store.child_statuses(experiment_id, run_id)
             if counts.get("KILLED") or counts.get("RUNNING"):
                 status = "KILLED"
