@@ -353,12 +353,16 @@ class Store:
 
         Only runs started on this host can be judged; a run of a live process is left alone.
         """
+        return self._kill_orphans(self._runs_of_key(experiment_id, key, "RUNNING"),
+                                  f"marked by process {os.getpid()} starting the same run key")
+
+    def _kill_orphans(self, running: list, marked_by: str) -> list[str]:
+        """Mark KILLED those of the ``running`` runs whose process is gone, saying who marked them."""
         killed = []
-        for found in self._runs_of_key(experiment_id, key, "RUNNING"):
+        for found in running:
             tags = found.data.tags
             if process_gone(tags):
-                reason = (f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended while the run was RUNNING; "
-                          f"marked by process {os.getpid()} starting the same run key")
+                reason = f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended while the run was RUNNING; {marked_by}"
                 self.set_tags(found.info.run_id, {KILLED_REASON_TAG: reason})
                 self.terminate(found.info.run_id, "KILLED")
                 killed.append(found.info.run_id)
@@ -564,16 +568,8 @@ class Store:
         """Mark KILLED the RUNNING runs nested under ``parent_run_id`` whose process is gone (a worker
         killed before it could mark its run: after the stop's grace period, or by joblib)."""
         query = f"tags.`{PARENT_RUN_TAG}` = '{parent_run_id}' and attributes.status = 'RUNNING'"
-        killed = []
-        for found in retry_locked(lambda: self.client.search_runs([experiment_id], query, max_results=5000)):
-            tags = found.data.tags
-            if process_gone(tags):
-                reason = (f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended while the run was RUNNING; "
-                          f"marked by the sweep's process {os.getpid()} as the sweep ended")
-                self.set_tags(found.info.run_id, {KILLED_REASON_TAG: reason})
-                self.terminate(found.info.run_id, "KILLED")
-                killed.append(found.info.run_id)
-        return killed
+        running = retry_locked(lambda: self.client.search_runs([experiment_id], query, max_results=5000))
+        return self._kill_orphans(running, f"marked by the sweep's process {os.getpid()} as the sweep ended")
 
     def child_statuses(self, experiment_id: str, parent_run_id: str) -> dict[str, int]:
         """How many runs nested under ``parent_run_id`` have each status."""
