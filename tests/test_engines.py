@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_info
 
 from svmrepro.algorithms.wen_lu_cascade import WenLuCascadeSVC
 from svmrepro.algorithms.cross_training import CrossTrainingSVC
-from svmrepro.algorithms.parallel import backend_context, map_each
+from svmrepro.algorithms.parallel import backend_context, fit_each, map_each, timed_task
 from svmrepro.compose import compose_config
 
 # launcher config -> (plugin module, _target_, how to install the plugin)
@@ -144,3 +144,32 @@ def test_parallel_tasks_get_a_bounded_blas_pool_and_the_process_gets_its_own_bac
 def test_bad_backend_settings_name_the_value_and_what_is_allowed(kwargs, message):
     with pytest.raises(ValueError, match=message), backend_context(**kwargs):
         pass
+
+
+
+def _busy_or_asleep(spin: bool, seconds: float = 0.3) -> None:
+    """Spend ``seconds`` of this thread's CPU time, or sleep them."""
+    end = time.thread_time() + seconds
+    while spin and time.thread_time() < end:
+        pass
+    if not spin:
+        time.sleep(seconds)
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_each_task_reports_its_own_cpu_time_beside_its_wall_time(backend):
+    """A sleeping task beside a spinning one, in one process (threading) or two (loky): each gets
+    its own CPU time, not its process's."""
+    with backend_context(backend):
+        (_, asleep_wall, asleep_cpu), (_, _, busy_cpu) = map_each(
+            lambda spin: timed_task(_busy_or_asleep, spin), [False, True], n_jobs=2
+        )
+    assert asleep_wall >= 0.3
+    assert asleep_cpu < 0.1
+    assert busy_cpu >= 0.29
+
+
+def test_fit_each_returns_wall_and_cpu_seconds_per_part():
+    models, walls, cpus = fit_each(SVC(), [(X, y), (X[:50], y[:50])])
+    assert len(models) == len(walls) == len(cpus) == 2
+    assert all(w > 0 for w in walls) and all(c >= 0 for c in cpus)

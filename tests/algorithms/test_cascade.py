@@ -190,6 +190,11 @@ def test_diagnostics_have_table_6_layout_and_the_critical_path():
     assert d["step_max_time_s"] == pytest.approx(per_step)
     assert d["step_n_sv"][2] == d["step3.Tfinal.n_sv"]
     assert d["total_subfit_time_s"] >= d["critical_path_time_s"]
+    per_step_cpu = [max(d[f"step1.T{i}.fit_cpu_s"] for i in range(1, 5)),
+                    max(d["step2.T12.fit_cpu_s"], d["step2.T34.fit_cpu_s"]), d["step3.Tfinal.fit_cpu_s"]]
+    assert d["critical_path_cpu_s"] == pytest.approx(sum(per_step_cpu))
+    assert d["step_max_cpu_s"] == pytest.approx(per_step_cpu)
+    assert 0 < d["critical_path_cpu_s"] <= d["total_subfit_cpu_s"]
 
 
 def test_graf_feedback_stops_when_the_svs_are_stable_or_warns():

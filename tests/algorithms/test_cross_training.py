@@ -126,6 +126,10 @@ def test_fitted_attributes_and_diagnostics_are_consistent():
     assert d["n_kept"] + d["n_reinserted"] == d["n_final_train"] == len(xt.sample_indices_)
     assert d["final_n_neg"] + d["final_n_pos"] == d["n_final_train"]
     assert d["first_stage_fit_time_max_s"] <= d["first_stage_fit_time_sum_s"]
+    assert d["first_stage_fit_cpu_max_s"] == max(d["first_stage_fit_cpus_s"])
+    assert d["critical_path_cpu_s"] == pytest.approx(
+        d["first_stage_fit_cpu_max_s"] + d["margin_cpu_s"] + d["final_search_cpu_s"])
+    assert d["critical_path_time_s"] <= d["first_stage_fit_time_sum_s"] + d["margin_time_s"] + d["final_search_time_s"]
     assert len(d["first_stage_n_sv"]) == len(xt.estimators_) == 5
     assert xt.support_counts_ == support_counts(xt.final_estimator_)
     assert np.isin(xt.support_, xt.sample_indices_).all()

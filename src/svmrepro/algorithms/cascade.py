@@ -40,7 +40,8 @@ class Subproblem:
 
     ``fit_time_s`` is its own fit time, or, when it was solved by an inner cascade (``inner``,
     its steps), the sum of that cascade's fit times; ``critical_path_s`` is the time it would
-    take with every sub-problem of each step on its own core.
+    take with every sub-problem of each step on its own core. ``fit_cpu_s`` and
+    ``critical_path_cpu_s`` are the same in CPU seconds (measured where the sub-SVM was fitted).
     """
 
     step: str
@@ -49,11 +50,14 @@ class Subproblem:
     support: np.ndarray
     fit_time_s: float
     critical_path_s: float
+    fit_cpu_s: float
+    critical_path_cpu_s: float
     inner: list[list[Subproblem]] | None = field(default=None, repr=False)
 
     def describe(self) -> dict:
         out = {"n_train": len(self.indices), "n_sv": len(self.support), "fit_time_s": self.fit_time_s,
-               "critical_path_s": self.critical_path_s}
+               "critical_path_s": self.critical_path_s, "fit_cpu_s": self.fit_cpu_s,
+               "critical_path_cpu_s": self.critical_path_cpu_s}
         if self.inner is not None:
             out["inner"] = describe_steps(self.inner)
         return out
@@ -64,13 +68,15 @@ def describe_steps(steps: list[list[Subproblem]]) -> dict[str, dict]:
     return {f"step{sub.step}.{sub.name}": sub.describe() for step in steps for sub in step}
 
 
-def critical_path(steps: list[list[Subproblem]]) -> float:
-    """Sum over steps of the slowest sub-problem of the step (all of a step in parallel)."""
-    return float(sum(max(sub.critical_path_s for sub in step) for step in steps))
+def critical_path(steps: list[list[Subproblem]], cpu: bool = False) -> float:
+    """Sum over steps of the slowest sub-problem of the step (all of a step in parallel): the
+    time on one core per sub-problem, in wall or (``cpu``) CPU seconds."""
+    return float(sum(max(sub.critical_path_cpu_s if cpu else sub.critical_path_s for sub in step) for step in steps))
 
 
-def total_fit_time(steps: list[list[Subproblem]]) -> float:
-    return float(sum(sub.fit_time_s for step in steps for sub in step))
+def total_fit_time(steps: list[list[Subproblem]], cpu: bool = False) -> float:
+    """Sum of every sub-problem's fit time (one core for all), in wall or (``cpu``) CPU seconds."""
+    return float(sum(sub.fit_cpu_s if cpu else sub.fit_time_s for step in steps for sub in step))
 
 
 def fit_step(svm, X, y, step: str, names, subsets, n_jobs, sample_weight=None) -> tuple[list, list[Subproblem]]:
@@ -79,11 +85,12 @@ def fit_step(svm, X, y, step: str, names, subsets, n_jobs, sample_weight=None) -
     ``sample_weight`` (over all of X, or None) is cut to each subset's rows. The subsets hold
     rows of positive weight only: scikit-learn's ``support_`` counts only the rows LIBSVM kept.
     """
-    models, times = fit_each(
+    models, times, cpus = fit_each(
         svm, [(X[s], y[s]) for s in subsets], n_jobs=n_jobs, sample_weights=subset_weights(sample_weight, subsets)
     )
     subs = [
-        Subproblem(step, name, s, np.sort(s[m.support_]), t, t) for name, s, m, t in zip(names, subsets, models, times)
+        Subproblem(step, name, s, np.sort(s[m.support_]), t, t, c, c)
+        for name, s, m, t, c in zip(names, subsets, models, times, cpus)
     ]
     if subs:
         log.info("cascade step %s: %d sub-SVMs on %d examples -> %d SVs, slowest %.1f s", step, len(subs),
@@ -151,11 +158,14 @@ class CascadeClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_iter_ = final.n_iter_
         self.diagnostics_ = {
             "critical_path_time_s": critical_path(steps),
+            "critical_path_cpu_s": critical_path(steps, cpu=True),
             "total_subfit_time_s": total_fit_time(steps),
+            "total_subfit_cpu_s": total_fit_time(steps, cpu=True),
             "n_steps": len(steps),
             "step_n_train": [sum(len(sub.indices) for sub in step) for step in steps],
             "step_n_sv": [sum(len(sub.support) for sub in step) for step in steps],
             "step_max_time_s": [max(sub.critical_path_s for sub in step) for step in steps],
+            "step_max_cpu_s": [max(sub.critical_path_cpu_s for sub in step) for step in steps],
             **diagnostics,
             "subproblems": describe_steps(steps),
         }

@@ -29,7 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_each, fit_one, map_each
+from svmrepro.algorithms.parallel import fit_each, map_each, task_cpu_time
 from svmrepro.algorithms.sub_svms import positive_rows, sub_svm, subset_weights
 from svmrepro.metrics import final_estimator, support_counts
 
@@ -221,7 +221,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         self.subsets_ = [positive_rows(fit_idx[s], sample_weight) for s in local]
 
         start = time.perf_counter()
-        self.estimators_, times = fit_each(
+        self.estimators_, times, cpus = fit_each(
             self._sub_svm(self.estimator, X, y),
             [(X[s], y[s]) for s in self.subsets_],
             n_jobs=self.n_jobs,
@@ -244,6 +244,9 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
             "first_stage_fit_times_s": times,
             "first_stage_fit_time_sum_s": float(np.sum(times)),
             "first_stage_fit_time_max_s": float(np.max(times)),
+            "first_stage_fit_cpus_s": cpus,
+            "first_stage_fit_cpu_sum_s": float(np.sum(cpus)),
+            "first_stage_fit_cpu_max_s": float(np.max(cpus)),
             "first_stage_wall_s": wall,
         }
         if self.threshold == "all":
@@ -380,7 +383,10 @@ class CrossTrainingSVC(FirstStageSVC):
     diagnostics_ : dict
         Counts kept / discarded at step 4 / discarded at step 5 / re-inserted, the final class
         balance, first-stage sizes, #SV and fit times (per SVM, sum, max, wall), margin and
-        final fit times.
+        final fit times, each beside its CPU time (``*_cpu_s``), and the critical path
+        ``critical_path_time_s`` / ``critical_path_cpu_s``: the slowest first-stage SVM (one machine
+        each), then the margins and the final SVM. CPU time of the margins is the calling
+        process's share only when ``n_jobs`` > 1.
 
     References
     ----------
@@ -440,10 +446,10 @@ class CrossTrainingSVC(FirstStageSVC):
         X, y, sample_weight, fit_idx, diagnostics = self._fit_first_stage(X, y, sample_weight)
         val_idx = self.validation_indices_
 
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), task_cpu_time()
         margins = y[fit_idx] * self.first_stage_decisions(X[fit_idx])
         self.edit_ = edit = cross_training_keep(margins, self.spread)
-        margin_time = time.perf_counter() - start
+        margin_time, margin_cpu = time.perf_counter() - start, task_cpu_time() - start_cpu
         self.margin_mean_ = np.full(len(y), np.nan)
         self.margin_spread_ = np.full(len(y), np.nan)
         self.margin_mean_[fit_idx], self.margin_spread_[fit_idx] = edit.mean, edit.spread
@@ -477,6 +483,7 @@ class CrossTrainingSVC(FirstStageSVC):
         self.diagnostics_ = {
             **diagnostics,
             "margin_time_s": margin_time,
+            "margin_cpu_s": margin_cpu,
             "n_kept": int(edit.kept.sum()),
             "n_discarded_misclassified": int(edit.misclassified.sum()),
             "n_discarded_confident": int(edit.confident.sum()),
@@ -486,6 +493,11 @@ class CrossTrainingSVC(FirstStageSVC):
             "final_n_pos": n_pos,
             "final_pos_fraction": n_pos / len(idx),
             **final_diagnostics,
+            # on one machine per first-stage SVM: its slowest fit, then margins and the final SVM
+            "critical_path_time_s": diagnostics["first_stage_fit_time_max_s"] + margin_time
+            + final_diagnostics["final_search_time_s"],
+            "critical_path_cpu_s": diagnostics["first_stage_fit_cpu_max_s"] + margin_cpu
+            + final_diagnostics["final_search_cpu_s"],
         }
         return self
 
@@ -500,21 +512,24 @@ class CrossTrainingSVC(FirstStageSVC):
         grid = ParameterGrid(self.final_param_grid) if self.final_param_grid is not None else [{}]
         weight, val_weight = subset_weights(sample_weight, [idx, val_idx])
         X_val, y_val = X[val_idx], y[val_idx]
-        best, times, val_errors = None, [], []
+        best, times, cpus, val_errors = None, [], [], []
         for params in grid:
             model = self._sub_svm(clone(base).set_params(**params), X, y)
-            model, seconds = fit_one(model, X[idx], y[idx], weight)
+            (model,), (seconds,), (cpu,) = fit_each(model, [(X[idx], y[idx])], sample_weights=[weight])
             decision = decision_values(model, X_val) if len(y_val) else np.zeros(0)
             shift = best_threshold_shift(decision, y_val, val_weight) if self.threshold != "svm" else 0.0
             error = validation_error(decision + shift, y_val, val_weight) if len(y_val) else np.nan
             times.append(seconds)
+            cpus.append(cpu)
             val_errors.append(float(error))
             if best is None or error < best[0]:
-                best = (error, model, shift, params, seconds)
-        error, self.final_estimator_, self.threshold_shift_, self.best_params_, seconds = best
+                best = (error, model, shift, params, seconds, cpu)
+        error, self.final_estimator_, self.threshold_shift_, self.best_params_, seconds, cpu = best
         diagnostics = {
             "final_fit_time_s": seconds,
+            "final_fit_cpu_s": cpu,
             "final_search_time_s": float(np.sum(times)),
+            "final_search_cpu_s": float(np.sum(cpus)),
             "threshold_shift": self.threshold_shift_,
             "final_params": dict(self.best_params_),
             **{f"final_{k}": v for k, v in self.best_params_.items() if isinstance(v, (int, float))},

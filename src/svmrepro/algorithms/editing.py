@@ -253,7 +253,7 @@ class EditedSVC(ClassifierMixin, BaseEstimator):
                 f"editor={self.editor_!r} removed every example of class(es) {lost.tolist()}"
                 + ("" if sample_weight is None else " of non-zero sample_weight")
             )
-        (self.estimator_,), (fit_time,) = fit_each(
+        (self.estimator_,), (fit_time,), _ = fit_each(
             SVC() if self.estimator is None else self.estimator,
             [(X[rows], y[rows])],
             n_jobs=1,

@@ -104,8 +104,9 @@ class GrafCascadeSVC(CascadeClassifier):
         The SV set became stable.
     diagnostics_ : dict
         ``critical_path_time_s`` (sum over layers of the slowest sub-SVM: the training time on
-        enough cores), ``total_subfit_time_s``, ``n_steps``; per layer the series
-        ``step_n_train``, ``step_n_sv``, ``step_max_time_s``; ``n_passes``, ``converged``;
+        enough cores) and ``critical_path_cpu_s`` (in CPU seconds), ``total_subfit_time_s`` and
+        ``total_subfit_cpu_s``, ``n_steps``; per layer the series ``step_n_train``, ``step_n_sv``,
+        ``step_max_time_s``, ``step_max_cpu_s``; ``n_passes``, ``converged``;
         ``subproblems``: all of it, nested (JSON only).
 
     Notes

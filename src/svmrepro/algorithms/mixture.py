@@ -34,7 +34,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from svmrepro.algorithms import gater as gnet
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_each, map_each
+from svmrepro.algorithms.parallel import fit_each, map_each, task_cpu_time, timed_task
 from svmrepro.algorithms.sub_svms import sub_svm, subset_weights
 from svmrepro.metrics import support_counts
 
@@ -82,35 +82,33 @@ class _ConstantExpert:
 
 def _fit_experts(estimator, X, y, labels, n_experts, n_jobs, sample_weight=None):
     """Step 2: an SVM per part (a constant for a one-class part), each fitted with its rows'
-    ``sample_weight``; returns experts, fit times and parts. Rows of weight 0 do not count when
-    telling a one-class part."""
+    ``sample_weight``; returns experts, wall and CPU fit seconds and parts. Rows of weight 0 do
+    not count when telling a one-class part."""
     parts = [np.flatnonzero(labels == k) for k in range(n_experts)]
     counted = parts if sample_weight is None else [idx[sample_weight[idx] > 0] for idx in parts]
     trainable = [k for k, idx in enumerate(counted) if len(np.unique(y[idx])) == 2]
-    fitted, seconds = fit_each(
+    fitted, seconds, cpus = fit_each(
         estimator, [(X[parts[k]], y[parts[k]]) for k in trainable], n_jobs,
         sample_weights=subset_weights(sample_weight, [parts[k] for k in trainable]),
     )
     experts = [_ConstantExpert(float(y[idx][0]) if len(idx) else 0.0) for idx in counted]
-    times = [0.0] * n_experts
-    for k, model, sec in zip(trainable, fitted, seconds):
-        experts[k], times[k] = model, sec
-    return experts, times, parts
+    times, cpu_times = [0.0] * n_experts, [0.0] * n_experts
+    for k, model, sec, cpu in zip(trainable, fitted, seconds, cpus):
+        experts[k], times[k], cpu_times[k] = model, sec, cpu
+    return experts, times, cpu_times, parts
 
 
-def _timed_scores(experts, X, n_jobs) -> tuple[np.ndarray, list[float]]:
-    """Decision values ``s_m(x)`` of every expert, shape (n_samples, M), and each expert's seconds.
+def _timed_scores(experts, X, n_jobs) -> tuple[np.ndarray, list[float], list[float]]:
+    """Decision values ``s_m(x)`` of every expert, shape (n_samples, M), and each expert's wall and
+    CPU seconds.
 
     Evaluating M experts on all N rows costs about N x (total #SV) kernel values: at Table 1's size
     it outweighs fitting the experts, and it is as parallel as the fits (one expert per machine).
     """
 
-    def timed(expert):
-        start = time.perf_counter()
-        return decision_values(expert, X), time.perf_counter() - start
-
-    done = map_each(timed, experts, n_jobs)
-    return np.column_stack([values for values, _ in done]), [seconds for _, seconds in done]
+    done = map_each(lambda expert: timed_task(decision_values, expert, X), experts, n_jobs)
+    return (np.column_stack([values for values, _, _ in done]), [wall for _, wall, _ in done],
+            [cpu for _, _, cpu in done])
 
 
 def _scores(experts, X, n_jobs) -> np.ndarray:
@@ -224,9 +222,12 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         """Run the outer loop; ``diagnostics_`` lists per iteration ``train_error``,
         ``val_error`` (with a validation set), ``expert_size_min/max``, ``gater_loss``,
         ``expert_time_sum_s`` (1-cpu), ``expert_time_max_s`` (M machines; an expert's time is
-        its fit plus its decision values on the fitting and validation rows), ``gater_time_s``, the same
+        its fit plus its decision values on the fitting and validation rows), ``gater_time_s``, the
+        same in CPU seconds (``expert_cpu_sum_s``, ``expert_cpu_max_s``, ``gater_cpu_s``), the same
         errors as scalars ``iter<k>.train_error`` / ``iter<k>.val_error``, and the scalars
-        ``time_1cpu_s`` and ``time_parallel_s`` (sum of max expert time + gater time).
+        ``time_1cpu_s`` and ``time_parallel_s`` (sum of max expert time + gater time: the critical
+        path on M machines, sec. 5.2's "50 cpu"), ``cpu_1cpu_s`` and ``cpu_parallel_s`` (the same
+        in CPU seconds).
 
         ``sample_weight`` goes to each expert for the rows of its part, and weights eq. (7) of the
         gater and the errors (:mod:`svmrepro.algorithms.gater`, "Sample weights")."""
@@ -283,11 +284,12 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
 
         ``val`` is None or ``(X_val, y_val, sample_weight_val)``."""
         M = self.n_experts
-        experts, times, parts = _fit_experts(estimator, X, y, labels, M, self.n_jobs, sample_weight)
-        S, score_times = _timed_scores(experts, X if val is None else np.vstack([X, val[0]]), self.n_jobs)
+        experts, times, cpus, parts = _fit_experts(estimator, X, y, labels, M, self.n_jobs, sample_weight)
+        S, score_times, score_cpus = _timed_scores(experts, X if val is None else np.vstack([X, val[0]]), self.n_jobs)
         S, S_val = (S, None) if val is None else (S[: len(X)], S[len(X) :])
         times = [fit + score for fit, score in zip(times, score_times)]
-        start = time.perf_counter()
+        cpus = [fit + score for fit, score in zip(cpus, score_cpus)]
+        start, start_cpu = time.perf_counter(), task_cpu_time()
         if params is not None:
             params, _ = gnet.train_gater(
                 params, X, S, y, max_epochs=self.gater_max_epochs, batch_size=self.gater_batch_size,
@@ -295,7 +297,7 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
                 validation=None if val is None else (val[0], S_val, *val[1:]), sample_weight=sample_weight,
             )
         weights = _weights(params, X, M)
-        gater_time = time.perf_counter() - start
+        gater_time, gater_cpu = time.perf_counter() - start, task_cpu_time() - start_cpu
         f = gnet.mixture_output(weights, S)
         sizes = [len(p) for p in parts]
         row = {
@@ -304,6 +306,8 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
             "gater_loss": float(np.average((f - y) ** 2, weights=sample_weight)),
             "expert_time_sum_s": float(sum(times)), "expert_time_max_s": float(max(times)),
             "gater_time_s": gater_time,
+            "expert_cpu_sum_s": float(sum(cpus)), "expert_cpu_max_s": float(max(cpus)),
+            "gater_cpu_s": gater_cpu,
         }
         if val is not None:
             f_val = gnet.mixture_output(_weights(params, val[0], M), S_val)
@@ -317,6 +321,8 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
             out[f"iter{k}.{name}"] = diag[name][k]
         out["time_1cpu_s"] = float(sum(diag["expert_time_sum_s"]) + sum(diag["gater_time_s"]))
         out["time_parallel_s"] = float(sum(diag["expert_time_max_s"]) + sum(diag["gater_time_s"]))
+        out["cpu_1cpu_s"] = float(sum(diag["expert_cpu_sum_s"]) + sum(diag["gater_cpu_s"]))
+        out["cpu_parallel_s"] = float(sum(diag["expert_cpu_max_s"]) + sum(diag["gater_cpu_s"]))
         return out
 
     def _support_counts(self):

@@ -172,10 +172,28 @@ def _run_all(function: Callable, arguments: Sequence[tuple], n_jobs: int | None)
     return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, *args) for args in arguments)
 
 
-def _fit_timed(estimator, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None):
-    start = time.perf_counter()
-    fitted = estimator.fit(X, y) if sample_weight is None else estimator.fit(X, y, sample_weight=sample_weight)
-    return fitted, time.perf_counter() - start
+def task_cpu_time() -> float:
+    """CPU seconds of the running task so far: the process's when the task has it to itself.
+
+    A task on this process's main thread is alone in its process (a serial call, or a task in a
+    loky or ray worker process), so the process's CPU time counts its BLAS threads too. A task on
+    another thread (joblib's threading backend, a dask worker) shares its process with other
+    tasks: only its own thread's CPU time is counted (its BLAS threads are then left out).
+    """
+    if threading.current_thread() is threading.main_thread():
+        return time.process_time()
+    return time.thread_time()
+
+
+def timed_task(function: Callable, *args) -> tuple[object, float, float]:
+    """``function(*args)``, its wall-clock seconds and its CPU seconds (:func:`task_cpu_time`)."""
+    wall, cpu = time.perf_counter(), task_cpu_time()
+    out = function(*args)
+    return out, time.perf_counter() - wall, task_cpu_time() - cpu
+
+
+def _fit(estimator, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None):
+    return estimator.fit(X, y) if sample_weight is None else estimator.fit(X, y, sample_weight=sample_weight)
 
 
 def fit_each(
@@ -183,22 +201,23 @@ def fit_each(
     parts: Sequence[tuple[np.ndarray, np.ndarray]],
     n_jobs: int | None = None,
     sample_weights: Sequence[np.ndarray | None] | None = None,
-) -> tuple[list, list[float]]:
+) -> tuple[list, list[float], list[float]]:
     """Fit a clone of ``estimator`` on each ``(X, y)`` of ``parts``.
 
     ``sample_weights``, if given, holds each part's ``sample_weight`` (or None), passed to its fit.
-    Returns the fitted clones and each one's wall-clock fit time in seconds, in input order.
+    Returns the fitted clones, each one's wall-clock fit seconds and each one's CPU fit seconds
+    (:func:`task_cpu_time`, measured where it ran), in input order.
     """
     weights = [None] * len(parts) if sample_weights is None else list(sample_weights)
     if len(weights) != len(parts):
         raise ValueError(f"{len(weights)} sample_weights for {len(parts)} parts")
-    done = _run_all(_fit_timed, [(clone(estimator), X, y, w) for (X, y), w in zip(parts, weights)], n_jobs)
-    return [model for model, _ in done], [seconds for _, seconds in done]
+    done = _run_all(timed_task, [(_fit, clone(estimator), X, y, w) for (X, y), w in zip(parts, weights)], n_jobs)
+    return [model for model, _, _ in done], [wall for _, wall, _ in done], [cpu for _, _, cpu in done]
 
 
 def fit_one(estimator, X, y, sample_weight=None):
-    """A clone of ``estimator`` fitted on ``(X, y)`` (with ``sample_weight``), and its fit's seconds."""
-    (model,), (seconds,) = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
+    """A clone of ``estimator`` fitted on ``(X, y)`` (with ``sample_weight``), and its fit's wall seconds."""
+    (model,), (seconds,), _ = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
     return model, seconds
 
 
