@@ -42,6 +42,15 @@ def _fit(estimator, data: Dataset) -> dict[str, float]:
     return {"n_train": data.n_train, "fit_time_s": fit_wall, "fit_cpu_s": fit_cpu}
 
 
+def _support(estimator) -> dict[str, float]:
+    """Support counts of the fitted ``estimator`` and, when it has SVs, the share of them bounded
+    (``bounded_sv_fraction``: which regime a run is in, e.g. Laskov's Table 1 against Table 2)."""
+    counts = support_counts(estimator)
+    if counts.get("n_sv"):
+        counts["bounded_sv_fraction"] = counts["n_bounded_sv"] / counts["n_sv"]
+    return counts
+
+
 def _predictive(estimator, data: Dataset, score: Callable, prefix: str) -> dict[str, float]:
     """Fit, then predict every split and score it by ``score`` as ``<split>_<prefix>``.
 
@@ -58,7 +67,7 @@ def _predictive(estimator, data: Dataset, score: Callable, prefix: str) -> dict[
         "predict_time_s": test_wall,
         "predict_cpu_s": test_cpu,
         "predict_train_time_s": train_wall,
-        **support_counts(estimator),
+        **_support(estimator),
         f"train_{prefix}": score(data.y_train, train_pred),
         f"test_{prefix}": score(data.y_test, test_pred),
     }
@@ -86,7 +95,7 @@ def regression(estimator, data: Dataset) -> dict[str, float]:
 def benchmark(estimator, data: Dataset) -> dict[str, float]:
     """A self-benchmark's fit: the training size, the fit's wall and CPU seconds and the support
     counts of the model it fitted, if any. Its timings and ratios are its ``diagnostics_``."""
-    return {**_fit(estimator, data), **support_counts(estimator)}
+    return {**_fit(estimator, data), **_support(estimator)}
 
 
 def measure_for(node: Mapping | None, estimator, data: Dataset) -> Measure:

@@ -43,6 +43,26 @@ def test_same_seed_same_rows_other_seed_other_rows():
 
 
 @needs_real
+def test_validation_rows_are_apart_and_leave_the_other_splits_in_place():
+    plain = Kdd98Pva97nk(n_train=300, n_test=200).load(seed=3)
+    with_val = Kdd98Pva97nk(n_train=300, n_test=200, n_val=400).load(seed=3)
+    np.testing.assert_array_equal(plain.X_train, with_val.X_train)
+    np.testing.assert_array_equal(plain.y_test, with_val.y_test)
+    assert plain.X_val is None and with_val.X_val.shape == (400, 21)
+    rows = {tuple(r) for r in np.vstack([with_val.X_train, with_val.X_test])}
+    # the file has no two equal feature rows, so a shared row would be a shared index
+    assert not any(tuple(r) in rows for r in with_val.X_val)
+
+
+@needs_real
+def test_n_features_keeps_the_first_columns_in_file_order():
+    full = Kdd98Pva97nk(n_train=300, n_test=200).load(seed=1)
+    first = Kdd98Pva97nk(n_train=300, n_test=200, n_features=10).load(seed=1)
+    assert first.X_train.shape == (300, 10)
+    np.testing.assert_array_equal(first.X_train, full.X_train[:, :10])  # each column scaled on its own
+
+
+@needs_real
 def test_a_verified_copy_in_the_data_home_is_used(isolated):
     target = data_home() / SOURCE.subdir / SOURCE.name
     target.parent.mkdir(parents=True)
@@ -72,6 +92,10 @@ def test_missing_file_names_file_url_and_directory(isolated):
         ({"n_train": 1}, "dataset.n_train"),
         ({"n_test": 0}, "dataset.n_test"),
         ({"n_train": 9000, "n_test": 1000}, "dataset.n_train"),
+        ({"n_val": -1}, "dataset.n_val"),
+        ({"n_train": 5000, "n_test": 1000, "n_val": 4000}, "dataset.n_train"),
+        ({"n_features": 0}, "dataset.n_features"),
+        ({"n_features": 22}, "dataset.n_features"),
     ],
 )
 def test_bad_parameters_name_the_key(params, key):

@@ -11,7 +11,10 @@ fields; see ``shared/data/kdd98_pva97nk/PROVENANCE.md``) stands in, preprocessed
 - Missing values are 0, as in kddcup98: GiftAvgCard36 is empty exactly where GiftCntCard36 is 0,
   and DemAge already uses 0 for an unknown age in some rows.
 - Features and target are scaled to [0, 1] over all rows; then ``n_train`` and ``n_test``
-  disjoint rows are drawn by the seed.
+  disjoint rows are drawn by the seed, and ``n_val`` validation rows from the others (an
+  independent draw: the training and test rows do not move with ``n_val``).
+- ``n_features`` keeps the first k of :data:`FEATURES` (file order), as Laskov's Table 2 keeps
+  the first 50 of cup98LRN's 400; None keeps all 21.
 
 No public URL serves this file as its origin: it is read, verified, from ``shared/data`` or the
 data home; the URL in the missing-file message is the pinned public copy it was taken from.
@@ -23,7 +26,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from svmrepro.data.base import REGRESSION, Dataset, DatasetSource, rng_for
+import numpy as np
+
+from svmrepro.data.base import REGRESSION, Dataset, DatasetSource, check_param, check_rows, rng_for
 from svmrepro.data.files import RemoteFile
 from svmrepro.data.kddcup98 import check_sizes, draw_rows, unit_scale
 
@@ -49,12 +54,20 @@ FEATURES = (
 class Kdd98Pva97nk(DatasetSource):
     n_train: int = 500
     n_test: int = 1000
+    n_val: int = 0
+    n_features: int | None = None
 
     name = "kdd98_pva97nk"
     task = REGRESSION
 
     def __post_init__(self):
         check_sizes(self.name, self.n_train, self.n_test, N_ROWS)
+        check_param("dataset", "n_val", self.n_val, isinstance(self.n_val, int) and self.n_val >= 0, "an integer >= 0")
+        check_rows({"n_train": self.n_train, "n_test": self.n_test, "n_val": self.n_val}, N_ROWS,
+                   f"{self.name} has {N_ROWS} rows")
+        k = self.n_features
+        check_param("dataset", "n_features", k, k is None or (isinstance(k, int) and 1 <= k <= len(FEATURES)),
+                    f"null or an integer from 1 to {len(FEATURES)}")
 
     def remote_files(self) -> list[RemoteFile]:
         return [SOURCE]
@@ -63,9 +76,15 @@ class Kdd98Pva97nk(DatasetSource):
         return {SOURCE.name: SOURCE.sha256}
 
     def load(self, seed: int) -> Dataset:
-        table = pd.read_csv(SOURCE.fetch(download=False), usecols=[*FEATURES, TARGET], dtype="float64")
-        X, y = unit_scale(table[list(FEATURES)].to_numpy()), unit_scale(table[TARGET].to_numpy())
+        features = list(FEATURES[: self.n_features])
+        table = pd.read_csv(SOURCE.fetch(download=False), usecols=[*features, TARGET], dtype="float64")
+        X, y = unit_scale(table[features].to_numpy()), unit_scale(table[TARGET].to_numpy())
         train, test = draw_rows(y.shape[0], self.n_train, self.n_test, rng_for(seed, "kdd98_pva97nk/rows"))
+        val = None
+        if self.n_val:
+            rest = np.setdiff1d(np.arange(y.shape[0]), np.concatenate([train, test]))
+            val = rng_for(seed, "kdd98_pva97nk/val").choice(rest, size=self.n_val, replace=False)
         return Dataset(
-            self.name, X[train], y[train], X[test], y[test], source_fingerprint=self.fingerprint(), task=REGRESSION
+            self.name, X[train], y[train], X[test], y[test], source_fingerprint=self.fingerprint(), task=REGRESSION,
+            X_val=None if val is None else X[val], y_val=None if val is None else y[val],
         )

@@ -16,6 +16,7 @@ LABELS = {
     "n_sv": "support vectors",
     "n_bounded_sv": "bounded SVs",
     "n_free_sv": "free SVs",
+    "bounded_sv_fraction": "bounded share of the SVs",
     "n_potential_sv": "potential SVs",
     "n_sv_full": "SVs of the full SVM",
     "n_runs": "runs in the store",
