@@ -35,7 +35,9 @@ def test_parallel_speedup_reports_both_times_and_the_same_model(estimator):
     assert diag["fit_s_njobs1"] > 0 and diag["fit_s_njobs2"] > 0
     assert diag["speedup"] == pytest.approx(diag["fit_s_njobs1"] / diag["fit_s_njobs2"])
     assert diag["same_model"] == 1.0
-    assert len(diag["fit_s_njobs2_rounds"]) == 2
+    assert len(diag["fit_s_njobs2_rounds"]) == len(diag["cpu_s_njobs2_rounds"]) == 2
+    assert diag["cpu_s_njobs1"] > 0 and diag["cpu_s_njobs2"] > 0
+    assert list(model.fit_times_) == [1, 2]
     assert model.support_counts_["n_sv"] > 0
     assert estimator.get_params()["n_jobs"] in (None, 1)  # the estimator given is left as it was
 

@@ -36,6 +36,7 @@ def test_run_logs_metrics_params_tags_and_config(tiny_cfg, store_uri):
     assert row["metrics.n_train"] == 120 and row["metrics.n_test"] == 200
     assert row["metrics.n_sv"] == row["metrics.n_bounded_sv"] + row["metrics.n_free_sv"]
     assert row["metrics.bounded_sv_fraction"] == row["metrics.n_bounded_sv"] / row["metrics.n_sv"]
+    assert row["metrics.n_iter"] >= 1  # LIBSVM's solver iterations
     assert 0 <= row["metrics.test_error"] <= 1
     assert row["params.dataset.n_train"] == "120"
     for tag in ("paper", "experiment", "dataset", "algorithm", "seed", "git_commit", "config_hash", "cpu_model"):

@@ -95,9 +95,11 @@ class ParallelSpeedup(BenchmarkMixin, MetaEstimatorMixin, BaseEstimator):
     fit_times_ : dict ``{n_jobs: [seconds per round]}``
     support_counts_ : dict, those of ``estimator_``
     diagnostics_ : dict
-        ``fit_s_njobs<k>`` (median seconds per value k), ``speedup`` (first / last),
-        ``same_model`` (1 when every value gave the model of the first, else 0), ``repeats``;
-        ``fit_s_njobs<k>_rounds`` (series).
+        ``fit_s_njobs<k>`` (median wall seconds per value k), ``cpu_s_njobs<k>`` (median CPU
+        seconds of the fit, its worker processes included: :func:`svmrepro.timing.timed`),
+        ``speedup`` (first / last, in wall time), ``same_model`` (1 when every value gave the
+        model of the first, else 0), ``repeats``; ``fit_s_njobs<k>_rounds`` and
+        ``cpu_s_njobs<k>_rounds`` (series).
     """
 
     _parameter_constraints: dict = {
@@ -129,23 +131,25 @@ class ParallelSpeedup(BenchmarkMixin, MetaEstimatorMixin, BaseEstimator):
             fixed["random_state"] = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         models = {}
 
-        def one_round() -> dict[int, float]:
+        def one_round() -> dict[str, float]:
             times = {}
             for k in values:
-                models[k], times[k], _ = timed(lambda: clone(self.estimator).set_params(n_jobs=k, **fixed).fit(X, y))
+                models[k], times[f"fit_s_njobs{k}"], times[f"cpu_s_njobs{k}"] = timed(
+                    lambda: clone(self.estimator).set_params(n_jobs=k, **fixed).fit(X, y)
+                )
             return times
 
         medians, rounds = median_over_repeats(one_round, self.repeats)
         first, last = values[0], values[-1]
         self.estimator_ = models[last]
-        self.fit_times_ = rounds
+        self.fit_times_ = {k: rounds[f"fit_s_njobs{k}"] for k in values}
         self.support_counts_ = support_counts(self.estimator_)
         self.diagnostics_ = {
-            **{f"fit_s_njobs{k}": medians[k] for k in values},
-            "speedup": medians[first] / medians[last],
+            **medians,
+            "speedup": medians[f"fit_s_njobs{first}"] / medians[f"fit_s_njobs{last}"],
             "same_model": float(all(same_model(models[first], models[k], X) for k in values[1:])),
             "repeats": self.repeats,
-            **{f"fit_s_njobs{k}_rounds": rounds[k] for k in values},
+            **{f"{key}_rounds": series for key, series in rounds.items()},
         }
         return self
 

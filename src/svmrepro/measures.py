@@ -21,6 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import numpy as np
+from sklearn.svm import SVC, SVR, NuSVC, NuSVR
+
 from svmrepro.algorithms import kernel_expansion as expansion
 from svmrepro.build import _instantiate
 from svmrepro.data.base import REGRESSION, Dataset
@@ -44,10 +47,14 @@ def _fit(estimator, data: Dataset) -> dict[str, float]:
 
 def _support(estimator) -> dict[str, float]:
     """Support counts of the fitted ``estimator`` and, when it has SVs, the share of them bounded
-    (``bounded_sv_fraction``: which regime a run is in, e.g. Laskov's Table 1 against Table 2)."""
+    (``bounded_sv_fraction``: which regime a run is in, e.g. Laskov's Table 1 against Table 2);
+    for a LIBSVM model, its solver's iterations (``n_iter``, summed over its binary problems)."""
     counts = support_counts(estimator)
     if counts.get("n_sv"):
         counts["bounded_sv_fraction"] = counts["n_bounded_sv"] / counts["n_sv"]
+    model = final_estimator(estimator)
+    if isinstance(model, (SVC, NuSVC, SVR, NuSVR)):
+        counts["n_iter"] = int(np.sum(model.n_iter_))
     return counts
 
 

@@ -551,10 +551,6 @@ class Store:
         if not enabled:
             yield
             return
-        try:
-            import psutil  # noqa: F401  (MLflow's monitor would only warn, and log nothing)
-        except ImportError:
-            raise TrackingError("tracking.system_metrics=true needs psutil: pip install 'svmrepro[system-metrics]'") from None
         from mlflow.system_metrics.system_metrics_monitor import SystemMetricsMonitor
 
         monitor = SystemMetricsMonitor(run_id, sampling_interval=SYSTEM_METRICS_INTERVAL_S, tracking_uri=self.uri)
