@@ -19,7 +19,8 @@ from svmrepro.measures import measure, measure_for
 CLOUDS = GaussianClouds(n_train=60, n_test=40).load(0)  # has a data-set constant: bayes_risk
 FRIEDMAN = Friedman1(n_train=60, n_test=40).load(0)
 TIMES = {"fit_time_s", "fit_cpu_s", "predict_time_s", "predict_cpu_s", "predict_train_time_s"}
-SUPPORT = {"n_sv", "n_bounded_sv", "n_free_sv"}
+# support counts, the bounded share and, for these LIBSVM models, the solver's iterations
+SUPPORT = {"n_sv", "n_bounded_sv", "n_free_sv", "bounded_sv_fraction", "n_iter"}
 
 
 def test_classification_logs_the_names_runs_always_had_and_no_data_constant():
