@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 from svmrepro.report.figures import draw, plot, plt
 from svmrepro.report.labels import label
 from svmrepro.report.spec import spec_from_config
-from svmrepro.report.tables import summarise, with_paper
+from svmrepro.report.tables import summarise, to_markdown, with_paper
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "experiment"
 
@@ -220,3 +220,15 @@ def test_a_summary_row_comes_last_and_the_note_says_what_its_bars_are(tmp_path):
     plt.close(fig)
     plot(summarise(runs, spec), None, spec, tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_group_label_titles_the_legend_and_the_table_s_first_column():
+    spec = _spec(metrics=["test_error", "n_sv"], x_label="data set", group_label="model and setting")
+    table = summarise(CATEGORICAL_RUNS, spec)
+    fig = draw(table, None, spec)
+    assert _legend(fig).get_title().get_text() == "model and setting"
+    plt.close(fig)
+    assert to_markdown(table, spec).splitlines()[0].startswith("| model and setting | data set | runs |")
+    fig = draw(table, None, CATEGORICAL_SPEC)  # without it, the group column's name in words
+    assert _legend(fig).get_title().get_text() == label("tags.algorithm")
+    plt.close(fig)

@@ -31,7 +31,8 @@ def key_numbers(runs: pd.DataFrame, spec: ReportSpec) -> list[str]:
     metric = spec.metrics[0]
     by = [runs[spec.group].astype(str), numeric_or_text(runs[spec.x])]
     found = runs.groupby(by)[f"metrics.{metric}"].agg(["size", "median"])
-    lines = [f"| {spec.group.split('.')[-1]} | {spec.x_label or spec.x} | runs | median {metric} |", "|---|---|---|---|"]
+    group_title = spec.group_label or spec.group.split(".")[-1]
+    lines = [f"| {group_title} | {spec.x_label or spec.x} | runs | median {metric} |", "|---|---|---|---|"]
     lines += [f"| {group} | {x_label(x)} | {n} | {m:.4g} |" for (group, x), n, m in found.itertuples()]
     return ["\n".join(lines)]
 

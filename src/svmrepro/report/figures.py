@@ -209,7 +209,7 @@ def _legend(ax, ours: dict, kinds: dict[str, set[str]], styles: dict[str, Style]
         if spec.summary_row:
             note += f"\n(at '{spec.summary_row}': over the means at each x)"
         entries[note] = ours[ERROR_BARS]
-    legend_outside(ax, list(entries.values()), list(entries), title=label(spec.group))
+    legend_outside(ax, list(entries.values()), list(entries), title=spec.group_label or label(spec.group))
 
 
 def legend_outside(ax, handles: list, labels: list[str], **options) -> None:

@@ -5,6 +5,7 @@ r"""The regeneration spec of one output, read from the ``report:`` node of its e
       x: params.dataset.n_train        # a column of the runs table (MLflow naming)
       x_label: training set size
       group: tags.algorithm            # one curve / block of rows per value
+      group_label: setting             # optional: the legend's title and the table's first header
       metrics: [n_sv, test_error]      # metrics.<name> columns, one panel each
       logx: false
       logy: [n_sv]                     # panels drawn on a log scale
@@ -98,6 +99,7 @@ class ReportNode:
     metrics: List[str] = _expects("a list of metric names", default=MISSING)
     group: str = _expects("a column of the runs table, e.g. tags.algorithm", default=DEFAULT_GROUP)
     x_label: Optional[str] = _expects("a string", default=None)
+    group_label: Optional[str] = _expects("a string", default=None)
     logx: bool = _expects("true or false", default=False)
     logy: List[str] = _expects("a list of metric names", default_factory=list)
     paper: Optional[str] = _expects("a path such as experiments/<paper>/<file>.csv", default=None)
@@ -145,6 +147,7 @@ class ReportSpec:
     metrics: tuple[str, ...]
     group: str = DEFAULT_GROUP
     x_label: str | None = None
+    group_label: str | None = None
     logx: bool = False
     logy: tuple[str, ...] = ()
     paper: str | None = None
@@ -274,7 +277,7 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
     _check(where, node)
     return ReportSpec(
         experiment=experiment, title=node.title, x=node.x, metrics=tuple(node.metrics), group=node.group,
-        x_label=node.x_label, logx=node.logx, logy=tuple(node.logy), paper=node.paper,
+        x_label=node.x_label, group_label=node.group_label, logx=node.logx, logy=tuple(node.logy), paper=node.paper,
         deviations=tuple(node.deviations), include=tuple(node.include),
         slopes=tuple((fit.y, fit.x) for fit in node.slopes),
         ratios=(node.ratios.metric, node.ratios.to) if node.ratios else None,

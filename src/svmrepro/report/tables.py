@@ -142,7 +142,7 @@ def _cell(mean: float, std: float) -> str:
 
 def to_markdown(table: pd.DataFrame, spec: ReportSpec) -> str:
     has_paper = any(f"{m}_paper" in table for m in spec.metrics)
-    header = [spec.group.split(".")[-1], spec.x_label or spec.x, "runs"]
+    header = [spec.group_label or spec.group.split(".")[-1], spec.x_label or spec.x, "runs"]
     for metric in spec.metrics:
         header.append(f"{metric} (ours)")
         if has_paper:
