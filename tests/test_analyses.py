@@ -33,6 +33,7 @@ def test_retraining_audit_confirms_the_slides_claims(fitted):
     assert audit["n_sv_full"] == fitted.support_counts_["n_sv"]
     assert len(audit["future_n_psv_old"]) == 3 and audit["full_fit_time_s"] > 0
     assert audit["psv_total_time_ratio"] > audit["psv_fit_time_ratio"] > 0
+    assert audit["full_fit_cpu_s"] > 0 and audit["psv_total_cpu_ratio"] > audit["psv_fit_cpu_ratio"] > 0
 
 
 def test_retraining_audit_counts_svs_missing_from_the_kept_points():

@@ -216,9 +216,10 @@ def fit_each(
 
 
 def fit_one(estimator, X, y, sample_weight=None):
-    """A clone of ``estimator`` fitted on ``(X, y)`` (with ``sample_weight``), and its fit's wall seconds."""
-    (model,), (seconds,), _ = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
-    return model, seconds
+    """A clone of ``estimator`` fitted on ``(X, y)`` (with ``sample_weight``), its fit's wall seconds
+    and its fit's CPU seconds."""
+    (model,), (seconds,), (cpu,) = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
+    return model, seconds, cpu
 
 
 def map_each(function: Callable, items: Sequence, n_jobs: int | None = None) -> list:

@@ -407,7 +407,8 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
     support_counts_ : dict
     diagnostics_ : dict
         ``n_potential_sv``, ``n_discarded``, ``discard_fraction``, ``filter_time_s``,
-        ``psv_fit_time_s``, ``filter_steps``, ``filter_iterations_per_point``, ``filter_kept_per_step``.
+        ``psv_fit_time_s`` (wall seconds), ``filter_cpu_s``, ``psv_fit_cpu_s`` (CPU seconds),
+        ``filter_steps``, ``filter_iterations_per_point``, ``filter_kept_per_step``.
 
     Notes
     -----
@@ -449,10 +450,10 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
             rows = np.flatnonzero(sample_weight > 0)
         estimator = SVC(kernel="linear", C=1e6) if self.estimator is None else self.estimator
         selector = PotentialSVFilter() if self.selector is None else self.selector
-        self.selector_, filter_time = fit_one(selector, X[rows], y[rows])
+        self.selector_, filter_time, filter_cpu = fit_one(selector, X[rows], y[rows])
         psv = self.potential_sv_ = rows[self.selector_.support_]
         psv_weight = None if sample_weight is None else sample_weight[psv]
-        self.estimator_, psv_time = fit_one(estimator, X[psv], y[psv], psv_weight)
+        self.estimator_, psv_time, psv_cpu = fit_one(estimator, X[psv], y[psv], psv_weight)
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "support_"):
             self.support_ = psv[self.estimator_.support_]
@@ -464,6 +465,8 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
             "discard_fraction": 1 - len(psv) / len(X),
             "filter_time_s": filter_time,
             "psv_fit_time_s": psv_time,
+            "filter_cpu_s": filter_cpu,
+            "psv_fit_cpu_s": psv_cpu,
             "filter_steps": len(history["n_seen"]),
             "filter_iterations_per_point": sum(history["iterations"]) / max(1, sum(history["n_decided"])),
             "filter_kept_per_step": list(history["n_kept"]),

@@ -56,6 +56,8 @@ LABELS = {
     "future_coef_max_abs_diff": "max |Δ coefficient|, future data",
     "psv_fit_time_ratio": "fit time, PSV / all",
     "psv_total_time_ratio": "filter + fit time, PSV / all",
+    "psv_fit_cpu_ratio": "fit CPU time, PSV / all",
+    "psv_total_cpu_ratio": "filter + fit CPU time, PSV / all",
     "algorithm": "method",
     "label": "data set",
     "seed": "seed",
