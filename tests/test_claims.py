@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from svmrepro.compose import experiments, papers
-from svmrepro.errors import ConfigError
+from svmrepro.errors import ConfigError, SvmReproError
 from svmrepro.report.claims.estimate import Estimate
 from svmrepro.report.claims.primitives import compare, slope, threshold, trend
 from svmrepro.report.claims.schema import Region, load_claims, parse_claims
@@ -168,6 +168,16 @@ def test_judge_reads_the_runs_and_says_not_run_without_them():
     assert judge(faster, None).verdict == NOT_RUN and "no runs of toy/table1" in judge(faster, None).reason
     found = judge(faster, runs([10.0, 12.0, 11.0, 10.0], [4.0, 5.0, 4.5, 4.4]))
     assert found.verdict == SUPPORTED and found.commits == ["abcdef1"] and found.seeds == 4
+
+
+def test_a_claim_reading_a_metric_the_runs_lack_is_one_line_naming_it_once():
+    faster = claims()[0]
+    lacking = runs([10.0, 12.0], [4.0, 5.0]).drop(columns="metrics.fit_cpu_s")
+    with pytest.raises(SvmReproError) as raised:
+        judge(faster, lacking)
+    message = str(raised.value)
+    assert "\n" not in message and "'metrics.fit_cpu_s'" in message
+    assert message.count("experiments/toy/claims.yaml: faster.test") == 1
 
 
 def test_the_scoreboard_counts_verdicts_and_links_each_output(tmp_path, monkeypatch):

@@ -92,7 +92,10 @@ def judge(claim: Claim, runs: pd.DataFrame | None) -> Verdict:
     where = f"experiments/{claim.paper}/claims.yaml: {claim.id}.test"
     try:
         estimate = primitive(claim.test.get("kind"), where).evaluate(claim.test, runs, where)
-    except (SvmReproError, KeyError) as exc:
+    except SvmReproError as exc:  # the primitives name ``where`` themselves
+        message = str(exc)
+        raise SvmReproError(message if message.startswith(where) else f"{where}: {message}") from None
+    except KeyError as exc:
         raise SvmReproError(f"{where}: {exc}") from None
     with np.errstate(invalid="ignore"):
         verdict, reason = decide(claim, estimate)
