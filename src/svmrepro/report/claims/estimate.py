@@ -99,5 +99,10 @@ def select(runs: pd.DataFrame, test: dict, where: str) -> pd.DataFrame:
     return kept
 
 
+def group_column(test: dict) -> str:
+    """The runs column whose values name a claim's groups: ``group_column`` or the default."""
+    return test.get("group_column", GROUP_COLUMN)
+
+
 def group_runs(runs: pd.DataFrame, test: dict, group: str, where: str) -> pd.DataFrame:
-    return runs[column(runs, test.get("group_column", GROUP_COLUMN), where).astype(str) == str(group)]
+    return runs[column(runs, group_column(test), where).astype(str) == str(group)]

@@ -21,7 +21,9 @@ import pandas as pd
 from scipy import stats
 
 from svmrepro.errors import SvmReproError
-from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate, column, group_runs, metric, select, t_interval
+from svmrepro.report.claims.estimate import (
+    SEED_COLUMN, Estimate, column, group_column, group_runs, metric, select, t_interval,
+)
 
 STATS = ("ratio", "difference")
 
@@ -64,6 +66,6 @@ def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:
     effect = mean / spread if diffs.size >= 2 and spread > 0 else np.nan
     if stat == "ratio":
         mean, low, high = np.exp([mean, low, high])
-    used = kept[kept[test.get("group_column", "tags.algorithm")].astype(str).isin([group_a, group_b])]
+    used = kept[kept[group_column(test)].astype(str).isin([group_a, group_b])]
     return Estimate(statistic, float(mean), float(low), float(high), int(diffs.size), used, "pairs",
                     float(p_value), float(effect))
