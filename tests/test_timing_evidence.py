@@ -2,19 +2,21 @@
 
 - Every run of a ``timing: exclusive`` experiment ran under the protocol: it recorded the load at its
   start and end and was judged ``timing_reliable`` (neither load above the cores + ``LOAD_MARGIN``).
-- A page that shows seconds (a reported metric, slope or ratio named ``*_s``, the naming of
-  :func:`svmrepro.report.labels.label`) and a claim about time (``timing: true``) read the output of
+- A page that shows seconds (a reported metric, slope or ratio in seconds,
+  :func:`svmrepro.report.labels.is_seconds`) and a claim about time (``timing: true``) read the output of
   a ``timing: exclusive`` experiment.
 
 A sweep re-run on a busy machine and committed fails here, naming the output.
 """
 
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from svmrepro.compose import compose_config, experiments, papers
-from svmrepro.exclusive import EXCLUSIVE
+from svmrepro.exclusive import is_exclusive
+from svmrepro.report.labels import is_seconds
 from svmrepro.report.claims.schema import load_claims
 from svmrepro.report.runs import read_runs
 from svmrepro.reproduce import spec_of
@@ -23,14 +25,15 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 COMMITTED = [name for name in experiments() if (CHECKOUT / "results" / f"{name}.runs.csv").is_file()]
 
 
+@cache
 def timed(name: str) -> bool:
-    return compose_config([f"experiment={name}"]).timing == EXCLUSIVE
+    return is_exclusive(compose_config([f"experiment={name}"]))
 
 
 def seconds_shown(name: str) -> list[str]:
     spec = spec_of(name, "full")
     shown = [*spec.metrics, *(y for y, _ in spec.slopes), *(spec.ratios[:1] if spec.ratios else ())]
-    return [metric for metric in shown if metric.endswith("_s")]
+    return [metric for metric in shown if is_seconds(metric)]
 
 
 def test_the_committed_outputs_are_found():

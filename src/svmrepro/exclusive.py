@@ -31,6 +31,11 @@ LOCK_ENV = "SVMREPRO_TIMING_LOCK"
 LOAD_MARGIN = 0.5
 
 
+def is_exclusive(cfg) -> bool:
+    """Whether a composed config (:class:`~svmrepro.settings.RunSettings`) asks for ``timing: exclusive``."""
+    return getattr(cfg.timing, "value", cfg.timing) == EXCLUSIVE
+
+
 def lock_path() -> Path:
     return Path(os.environ.get(LOCK_ENV) or Path(tempfile.gettempdir()) / "svmrepro-timing.lock")
 

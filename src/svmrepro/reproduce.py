@@ -56,7 +56,7 @@ from svmrepro.compose import compose_config, experiments, papers, searchpath_ove
 from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
-from svmrepro.exclusive import EXCLUSIVE
+from svmrepro.exclusive import is_exclusive
 from svmrepro.identity import config_hash
 from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
@@ -105,7 +105,7 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
     """The experiment's sweep in a child process, ``plan.n_jobs`` jobs at once or fewer when the
     experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win."""
     cfg = compose_config([f"experiment={experiment}", f"mode={plan.mode}"])
-    limit = 1 if getattr(cfg.timing, "value", cfg.timing) == EXCLUSIVE else cfg.get("sweep_jobs")
+    limit = 1 if is_exclusive(cfg) else cfg.get("sweep_jobs")
     n_jobs = min(plan.n_jobs, limit) if limit else plan.n_jobs
     command = [
         sys.executable, "-m", "svmrepro", "-m", f"experiment={experiment}", f"mode={plan.mode}",

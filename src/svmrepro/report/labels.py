@@ -92,13 +92,18 @@ def label(column: str) -> str:
         return f"{_words(name.removesuffix('_cpu_s'))} CPU time (s)"
     if name.endswith("_time_s"):
         return f"{_words(name.removesuffix('_time_s'))} time (s, wall)"
-    if name.endswith("_s"):
+    if is_seconds(name):
         return f"{_words(name.removesuffix('_s'))} (s)"
     if name.endswith("_error"):
         return f"{_words(name)} (fraction)"
     if re.match(r"n_.", name):
         return f"count of {_words(name.removeprefix('n_'))}"
     return _words(name)
+
+
+def is_seconds(column: str) -> bool:
+    """Whether the column holds seconds (its name ends in ``_s``: wall, CPU, critical path...)."""
+    return short_name(column).endswith("_s")
 
 
 def is_count(column: str) -> bool:
