@@ -337,3 +337,30 @@ def test_pictures_from_artifacts_draw_the_groups_that_have_runs(tmp_path, monkey
 def test_an_empty_runs_table_is_refused_in_one_line(tmp_path):
     with pytest.raises(SvmReproError, match="^paper_x/fig9: no runs to build the output from$"):
         build_output(SPEC, RUNS.iloc[:0], tmp_path, "quick")
+
+
+def test_surfaces_whose_artifact_files_were_deleted_say_so_and_what_works(tiny_cfg, store_uri, tmp_path):
+    """Deleting ``mlartifacts`` keeps the FINISHED runs: a plain re-run skips them, force=true logs anew."""
+    import shutil
+
+    from svmrepro.report.runs import runs_from_mlflow
+    from svmrepro.runner import SKIPPED, run
+
+    cfg = tiny_cfg("dataset=toy2d", "dataset.n_train=60", "dataset.n_test=60", "surface={resolution:10,points:5}")
+    run(cfg)
+    runs = runs_from_mlflow("adhoc", "quick", store_uri)
+    folder = tmp_path / "mlartifacts"
+    assert runs["artifact_uri"][0].startswith(folder.as_uri())
+    shutil.rmtree(folder)
+    spec = spec_from_config("paper_x/fig1", {"title": "t", "x": "params.seed", "metrics": ["test_error"],
+                                             "surface": True})
+    with pytest.raises(SvmReproError) as exc:
+        build_output(spec, runs, tmp_path / "out", "quick")
+    assert str(exc.value) == (
+        f"surface.json of 1 FINISHED run(s) that asked for a surface is missing from the store's artifact folder "
+        f"{folder / runs['artifact_uri'][0].removeprefix(folder.as_uri() + '/')}: restore that folder, or re-run "
+        "them with force=true (a plain re-run skips FINISHED runs)")
+    assert run(cfg).status == SKIPPED
+    cfg.force = True
+    run(cfg)
+    assert build_output(spec, runs_from_mlflow("adhoc", "quick", store_uri), tmp_path / "out", "quick").surface.is_file()
