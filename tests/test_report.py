@@ -259,3 +259,108 @@ def test_paired_comparison_pairs_runs_by_seed_and_tests_the_difference():
 def test_ratios_and_paired_must_compare_a_reported_metric(option):
     with pytest.raises(ConfigError, match="fit_time_s.*not in report.metrics"):
         spec_from_config("p/t", {"title": "t", "x": "params.n", "metrics": ["test_error"], **option})
+
+
+# A sweep whose reference runs all failed: only the other group's runs are left, the paper has both.
+WITHOUT_REFERENCE = pd.DataFrame({
+    "params.n": ["100", "100", "200", "200"], "params.seed": ["0", "1", "0", "1"], "tags.algorithm": ["ours"] * 4,
+    "metrics.fit_time_s": [1.0, 1.2, 4.0, 4.4], "metrics.kernel_evaluations": [np.nan] * 4,
+})
+REFERENCE_PAPER = "group,x,metric,value,low,high,source\nsvc,100,fit_time_s,2.0,,,T1\n" \
+                  "svc,,fit_time_s_loglog_slope_vs_n,2.1,,,T1\n"
+
+
+def _without_reference(tmp_path, monkeypatch, **node):
+    """The page of an output, with ``node``'s report section, built from :data:`WITHOUT_REFERENCE`."""
+    monkeypatch.chdir(tmp_path)  # the paper file is read from the current folder first
+    (tmp_path / "experiments" / "paper_x").mkdir(parents=True)
+    (tmp_path / "experiments" / "paper_x" / "t1.csv").write_text(REFERENCE_PAPER)
+    spec = spec_from_config("paper_x/t1", {"title": "t", "x": "params.n", "metrics": ["fit_time_s"],
+                                           "paper": "experiments/paper_x/t1.csv", **node})
+    return build_output(spec, WITHOUT_REFERENCE, tmp_path / "out", "quick").table_md.read_text()
+
+
+def test_ratios_to_a_group_without_runs_say_so_on_the_page(tmp_path, monkeypatch):
+    page = _without_reference(tmp_path, monkeypatch, ratios={"metric": "fit_time_s", "to": "svc"})
+    assert "## Ratios\n\nno runs of svc: ratios not computed\n" in page
+
+
+def test_a_paired_comparison_without_runs_of_a_group_says_so_on_the_page(tmp_path, monkeypatch):
+    page = _without_reference(tmp_path, monkeypatch,
+                              paired={"metric": "fit_time_s", "a": "svc", "b": "ours", "by": "params.seed"})
+    assert "## Paired comparison\n\nno runs of svc: paired comparison not computed\n" in page
+
+
+def test_a_papers_slope_of_a_group_without_runs_is_shown_with_none_of_ours(tmp_path, monkeypatch):
+    page = _without_reference(tmp_path, monkeypatch, slopes=[{"y": "fit_time_s", "x": "params.n"}])
+    assert "| svc | fit_time_s_loglog_slope_vs_n | 0 | — | 2.10 |" in page
+    assert "| ours | fit_time_s_loglog_slope_vs_n | 4 | 1.94 | — |" in page
+
+
+def test_the_table_shows_a_paper_group_without_runs_as_zero_runs(tmp_path, monkeypatch):
+    assert "| svc | 100 | 0 | — | 2 |" in _without_reference(tmp_path, monkeypatch)
+
+
+def test_a_figure_panel_of_a_metric_only_the_missing_group_logged_says_so(tmp_path, monkeypatch):
+    from svmrepro.report import figures
+
+    drawn = []
+    monkeypatch.setattr(figures.plt, "close", drawn.append)
+    _without_reference(tmp_path, monkeypatch, metrics=["fit_time_s", "kernel_evaluations"],
+                       logy=["kernel_evaluations"])  # a log axis with nothing on it raised
+    empty = drawn[0].axes[1]
+    assert [text.get_text() for text in empty.texts] == ["no run logged kernel_evaluations"]
+
+
+def test_a_bench_readme_ratio_to_a_group_without_runs_says_so():
+    from svmrepro.report.bench_readme import key_numbers
+
+    spec = spec_from_config("bench/t", {"title": "t", "x": "params.n", "metrics": ["fit_time_s"],
+                                        "ratios": {"metric": "fit_time_s", "to": "svc"}})
+    assert key_numbers(WITHOUT_REFERENCE, spec) == ["no runs of svc: ratios not computed"]
+
+
+def test_pictures_from_artifacts_draw_the_groups_that_have_runs(tmp_path, monkeypatch):
+    import mlflow
+
+    surface = {"grid_x": [0.0, 1.0], "grid_y": [0.0, 1.0], "values": [[-1.0, 1.0], [-1.0, 1.0]],
+               "points_X": [[0.2, 0.5]], "points_y": [-1]}
+    monkeypatch.setattr(mlflow.artifacts, "load_dict",
+                        lambda uri: {"points": POINTS} if uri.endswith("diagnostics.json") else surface)
+    spec = spec_from_config("paper_x/example", {"title": "t", "x": "params.seed", "metrics": ["n_sv"], "surface": True,
+                                                "scatter": {"sets": {"psv": "o", "sv": "x"}}})
+    paths = build_output(spec, SCATTER_RUNS.assign(artifact_uri=["file:///a/r1", "file:///a/r2"]), tmp_path, "quick")
+    assert set(json.loads(paths.surface_json.read_text())) == {R2}  # psv_svc's lowest seed; no other group ran
+    assert "Points of 2 of the 2 runs" in paths.table_md.read_text() and paths.surface.is_file()
+
+
+def test_an_empty_runs_table_is_refused_in_one_line(tmp_path):
+    with pytest.raises(SvmReproError, match="^paper_x/fig9: no runs to build the output from$"):
+        build_output(SPEC, RUNS.iloc[:0], tmp_path, "quick")
+
+
+def test_surfaces_whose_artifact_files_were_deleted_say_so_and_what_works(tiny_cfg, store_uri, tmp_path):
+    """Deleting ``mlartifacts`` keeps the FINISHED runs: a plain re-run skips them, force=true logs anew."""
+    import shutil
+
+    from svmrepro.report.runs import runs_from_mlflow
+    from svmrepro.runner import SKIPPED, run
+
+    cfg = tiny_cfg("dataset=toy2d", "dataset.n_train=60", "dataset.n_test=60", "surface={resolution:10,points:5}")
+    run(cfg)
+    runs = runs_from_mlflow("adhoc", "quick", store_uri)
+    folder = tmp_path / "mlartifacts"
+    assert runs["artifact_uri"][0].startswith(folder.as_uri())
+    shutil.rmtree(folder)
+    spec = spec_from_config("paper_x/fig1", {"title": "t", "x": "params.seed", "metrics": ["test_error"],
+                                             "surface": True})
+    with pytest.raises(SvmReproError) as exc:
+        build_output(spec, runs, tmp_path / "out", "quick")
+    assert str(exc.value) == (
+        f"surface.json of 1 FINISHED run(s) that asked for a surface is missing from the store's artifact folder "
+        f"{folder / runs['artifact_uri'][0].removeprefix(folder.as_uri() + '/')}: restore that folder, or re-run "
+        "them with force=true (a plain re-run skips FINISHED runs)")
+    assert run(cfg).status == SKIPPED
+    cfg.force = True
+    run(cfg)
+    assert build_output(spec, runs_from_mlflow("adhoc", "quick", store_uri), tmp_path / "out", "quick").surface.is_file()

@@ -88,17 +88,24 @@ def test_group_keys_become_one_value_sweeps_for_svmrepros_sweeper_alone():
     assert not other_sweeper(["-m", "seed=0,1", "algorithm.C=1"])
 
 
-def _failed_job(sweep_dir, error):
-    hydra_cfg = OmegaConf.create({"hydra": {"job": {"num": 3}, "sweep": {"dir": str(sweep_dir)}}})
-    job = JobReturn(overrides=["seed=3", "tracking.uri=https://u:secret@mlflow.example"], hydra_cfg=hydra_cfg,
+def _failed_job(sweep_dir, error, num=3):
+    """A failed job's return; its Hydra config names another folder, as a ``${now:...}`` resolved anew there does."""
+    hydra_cfg = OmegaConf.create({"hydra": {"job": {"num": num}, "sweep": {"dir": str(sweep_dir / "later")}}})
+    job = JobReturn(overrides=[f"seed={num}", "tracking.uri=https://u:secret@mlflow.example"], hydra_cfg=hydra_cfg,
                     status=JobStatus.FAILED)
     job.return_value = error
     return job
 
 
+def _job_config(sweep_dir):
+    """The config a job's callbacks get: the sweep's folder as the sweep resolved it."""
+    return OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep_dir)}}})
+
+
 def test_the_failure_callback_records_a_failed_jobs_line_in_its_sweep(tmp_path, capsys):
     failures.start(tmp_path)
-    failures.RecordFailures().on_job_end(OmegaConf.create(), _failed_job(tmp_path, RuntimeError("fit failed\nsecond line")))
+    failures.RecordFailures().on_job_end(_job_config(tmp_path),
+                                         _failed_job(tmp_path, RuntimeError("fit failed\nsecond line")))
     line = failures.read(tmp_path)[3]
     assert line.startswith("#3 seed=3 tracking.uri=") and line.endswith(": RuntimeError: fit failed")
     assert "secret" not in line
@@ -106,8 +113,18 @@ def test_the_failure_callback_records_a_failed_jobs_line_in_its_sweep(tmp_path, 
 
 
 def test_the_failure_callback_leaves_other_sweeps_alone(tmp_path):
-    failures.RecordFailures().on_job_end(OmegaConf.create(), _failed_job(tmp_path, RuntimeError("x")))
+    failures.RecordFailures().on_job_end(_job_config(tmp_path), _failed_job(tmp_path, RuntimeError("x")))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_sweeper_records_a_failed_job_its_callback_did_not(tmp_path):
+    """A config without RecordFailures: the reason comes from the error the launcher returned."""
+    failures.start(tmp_path)
+    failures.RecordFailures().on_job_end(_job_config(tmp_path), _failed_job(tmp_path, ValueError("recorded"), num=0))
+    ended = [_failed_job(tmp_path, ValueError("recorded"), num=0), _failed_job(tmp_path, KeyError("svc"), num=1)]
+    lines = mode_sweeper.ModeSweeper().failure_lines(ended, tmp_path)
+    assert [line.split(": ", 1)[1] for line in lines] == ["ValueError: recorded", "KeyError: 'svc'"]
+    assert failures.read(tmp_path) == dict(enumerate(lines))
 
 
 def _hydra_cfg(sweeper, mode=RunMode.MULTIRUN):

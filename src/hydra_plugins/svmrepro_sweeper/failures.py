@@ -2,10 +2,13 @@
 
 The svmrepro sweeper starts ``<sweep dir>/failures.jsonl`` (:func:`start`); :class:`RecordFailures`,
 listed in ``hydra.callbacks``, appends one line per failed job when the job ends
-(``Callback.on_job_end``, in the joblib worker that ran it), and the sweeper prints them once the
-sweep is over (:func:`read`). The callback gets the job's error through ``JobReturn``'s public
-``return_value``, which re-raises it, not through the private field that holds it. Under any other
-sweeper (no file) it does nothing.
+(``Callback.on_job_end``, in the joblib worker that ran it), so the reasons are kept even if the
+sweep itself is killed, and the sweeper prints them once the sweep is over (:func:`read`). A failed
+job the callback did not record (a config without it) the sweeper records from the error the
+launcher returned (:func:`returned_line`); a job that never started it records itself
+(:func:`record`). The error is read through ``JobReturn``'s public ``return_value``, which
+re-raises it, not through the private field that holds it. Under any other sweeper (no file) the
+callback does nothing.
 """
 
 from __future__ import annotations
@@ -51,8 +54,19 @@ def job_error(job_return: JobReturn) -> BaseException:
     raise ValueError(f"job {job_return.overrides} did not fail")
 
 
+def returned_line(job_return: JobReturn) -> str:
+    """A failed job's line from the error its ``JobReturn`` carries back to the sweeper."""
+    return failure_line(job_return.hydra_cfg.hydra.job.num, job_return.overrides or [],
+                        error_line(job_error(job_return)))
+
+
 def start(sweep_dir: str | Path) -> None:
     (Path(sweep_dir) / FILE).write_text("")
+
+
+def record(sweep_dir: str | Path, num: int, line: str) -> None:
+    """Append job ``num``'s failure line to the sweep's file."""
+    progress.append(Path(sweep_dir) / FILE, json.dumps({"job": num, "line": line}))
 
 
 def read(sweep_dir: str | Path) -> dict[int, str]:
@@ -67,9 +81,10 @@ class RecordFailures(Callback):
     def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
         if job_return.status != JobStatus.FAILED or job_return.hydra_cfg is None:
             return
-        job = job_return.hydra_cfg.hydra.job
-        path = Path(job_return.hydra_cfg.hydra.sweep.dir) / FILE
-        if not path.is_file():  # a single run, or a sweep of another sweeper
+        # the sweep's folder from ``config``, which holds the values the sweep resolved (Hydra copies
+        # its resolver cache into each job's config): ``job_return.hydra_cfg`` resolves the default
+        # ``${now:...}`` anew, to the folder of the second the job ended in
+        sweep_dir = Path(config.hydra.sweep.dir)
+        if not (sweep_dir / FILE).is_file():  # a single run, or a sweep of another sweeper
             return
-        line = failure_line(job.num, job_return.overrides or [], error_line(job_error(job_return)))
-        progress.append(path, json.dumps({"job": job.num, "line": line}))
+        record(sweep_dir, job_return.hydra_cfg.hydra.job.num, returned_line(job_return))

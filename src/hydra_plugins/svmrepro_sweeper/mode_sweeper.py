@@ -179,15 +179,15 @@ class ModeSweeper(Sweeper):
         jobs = self.jobs(arguments)
         total = len(jobs)
         jobs, unstarted = self.composable(jobs)
-        unstarted_lines = [failure_line(len(jobs) + i, overrides, reason)
-                           for i, (overrides, reason) in enumerate(unstarted)]
-        for line in unstarted_lines:
-            log.warning("job not started: %s", line)
         sweep_dir = Path(self.config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         (sweep_dir / "multirun.yaml").write_text(redact(OmegaConf.to_yaml(self.config)))
         progress.start(sweep_dir, len(jobs), workers(self.config.hydra.get("launcher")))
         failures.start(sweep_dir)
+        for num, (overrides, reason) in enumerate(unstarted, start=len(jobs)):
+            line = failure_line(num, overrides, reason)
+            log.warning("job not started: %s", line)
+            failures.record(sweep_dir, num, line)
         started, returns = time.perf_counter(), []
         for batch in batches(jobs, self.max_batch_size):
             try:
@@ -197,7 +197,7 @@ class ModeSweeper(Sweeper):
                       "the same command runs the rest", file=sys.stderr)
                 sys.exit(1)
         ended = [ret for batch in returns for ret in batch]
-        failed = self.failure_lines(ended, sweep_dir) + unstarted_lines
+        failed = self.failure_lines(ended, sweep_dir)
         recorded = progress.statuses(sweep_dir)
         counts = Counter(progress.SKIPPED if recorded.get(self.job_num(ret)) == progress.SKIPPED else progress.DONE
                          for ret in ended if ret.status == JobStatus.COMPLETED)
@@ -215,9 +215,11 @@ class ModeSweeper(Sweeper):
         return ret.hydra_cfg.hydra.job.num if ret.hydra_cfg is not None else None
 
     def failure_lines(self, ended: list[JobReturn], sweep_dir: Path) -> list[str]:
-        """A line per failed job: the one its callback recorded, else its overrides alone."""
+        """A line per failed job, by job number: the one recorded where it ran, else one recorded now
+        from the error the launcher returned; the jobs that never started are recorded already."""
         recorded = failures.read(sweep_dir)
-        return [recorded.get(self.job_num(ret)) or failure_line(self.job_num(ret), ret.overrides or [],
-                                                                "failed (no error recorded: is "
-                                                                "RecordFailures in hydra.callbacks?)")
-                for ret in ended if ret.status != JobStatus.COMPLETED]
+        for ret in ended:
+            if ret.status != JobStatus.COMPLETED and self.job_num(ret) not in recorded:
+                recorded[self.job_num(ret)] = failures.returned_line(ret)
+                failures.record(sweep_dir, self.job_num(ret), recorded[self.job_num(ret)])
+        return [recorded[num] for num in sorted(recorded)]

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from svmrepro.errors import SvmReproError
 from svmrepro.report.figures import plot
 from svmrepro.report.claims.schema import load_claims
 from svmrepro.report.claims.scoreboard import claims_section
 from svmrepro.report.claims.verdict import judge
 from svmrepro.report.runs import read_runs, write_runs
 from svmrepro.report.artifacts import write_sidecar
+from svmrepro.report.missing import section_text
 from svmrepro.report.scatter import collect_points, plot_scatter
 from svmrepro.report.paired import paired_differences, paired_markdown
 from svmrepro.report.ratios import ratios_markdown, ratios_to
@@ -68,6 +70,8 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
     """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from; with
     ``spec.scatter`` also ``<id>.scatter.png`` and the ``<id>.points.json`` it is drawn from, with
     ``spec.surface`` ``<id>.surface.png`` and its ``<id>.surface.json``."""
+    if runs.empty:
+        raise SvmReproError(f"{spec.experiment}: no runs to build the output from")
     paths = output_paths(spec, out_dir)
     table = summarise(runs, spec)
     paper_path = spec.paper_path()
@@ -107,9 +111,10 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
         lines += ["", f"Decision surfaces of each group's lowest-seed run (`{paths.surface_json.name}`):", "",
                   f"![{spec.output_id} surfaces]({paths.surface.name})"]
     if spec.paired:
-        lines += ["", "## Paired comparison", "", paired_markdown(paired_differences(runs, spec), spec)]
+        lines += ["", "## Paired comparison", "",
+                  section_text(lambda: paired_markdown(paired_differences(runs, spec), spec))]
     if spec.ratios:
-        lines += ["", "## Ratios", "", ratios_markdown(ratios_to(table, spec), spec)]
+        lines += ["", "## Ratios", "", section_text(lambda: ratios_markdown(ratios_to(table, spec), spec))]
     if spec.slopes:
         lines += ["", "## Log-log slopes (least squares of log y on log x over each group's runs)", "",
                   slopes_markdown(loglog_slopes(runs, spec, paper))]

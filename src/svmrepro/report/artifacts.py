@@ -16,9 +16,11 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pandas as pd
 
@@ -34,6 +36,16 @@ def collect(runs: pd.DataFrame, read: Callable[[str], dict | None], sidecar: Pat
         raise SvmReproError(f"no {sidecar.name} beside the runs CSV: build the output from MLflow first")
     stored = json.loads(sidecar.read_text())
     return {run: stored[run] for run in runs["run_id"] if run in stored}
+
+
+def artifact_folder(artifact_uris: Iterable[str]) -> str:
+    """Where the runs' artifacts are: the folder holding all of them when they are local files
+    (``file://``), else the first run's artifact URI (a tracking server's)."""
+    uris = list(artifact_uris)
+    parsed = [urlparse(uri) for uri in uris]
+    if all(part.scheme == "file" for part in parsed):
+        return os.path.commonpath([unquote(part.path) for part in parsed])
+    return uris[0]
 
 
 def write_sidecar(values: dict[str, dict], sidecar: Path) -> None:

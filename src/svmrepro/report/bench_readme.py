@@ -10,6 +10,7 @@ import pandas as pd
 
 from svmrepro.compose import experiments
 from svmrepro.report import output_paths
+from svmrepro.report.missing import section_text
 from svmrepro.report.ratios import ratios_markdown, ratios_to
 from svmrepro.report.runs import read_runs
 from svmrepro.report.slopes import loglog_slopes, slopes_markdown
@@ -23,7 +24,8 @@ BENCH = "bench"
 def key_numbers(runs: pd.DataFrame, spec: ReportSpec) -> list[str]:
     """An output's key numbers: its ratios and log-log slopes when its report has them, else the
     median over runs of its first metric per group and x."""
-    blocks = [ratios_markdown(ratios_to(summarise(runs, spec), spec), spec)] if spec.ratios else []
+    table = summarise(runs, spec)
+    blocks = [section_text(lambda: ratios_markdown(ratios_to(table, spec), spec))] if spec.ratios else []
     if spec.slopes:
         blocks.append(slopes_markdown(loglog_slopes(runs, spec, None)))
     if blocks:

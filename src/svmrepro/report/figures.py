@@ -84,18 +84,35 @@ def draw(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec) -> p
     width = PANEL_WIDTH * n_cols + _legend_width(styles)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(width, PANEL_HEIGHT * n_rows), squeeze=False)
     for ax, metric in zip(axes.flat, spec.metrics):
+        ax.set_ylabel(label(metric))
+        if not _has_numbers(table, paper, metric):
+            _say_empty(ax, metric)
+            continue
         if _draw_ours(ax, table, metric, styles, axis, ours):
             ours[ERROR_BARS] = Line2D([], [], color="0.3", marker="|", ms=11, mew=1.2, ls="none")
         if paper is not None:
             _draw_paper(ax, paper[paper["metric"] == metric], styles, axis, kinds)
         _format_x(ax, table, spec, axis)
         _format_y(ax, metric, log=metric in spec.logy)
-        ax.set_ylabel(label(metric))
         ax.grid(alpha=0.3)
     for ax in axes.flat[len(spec.metrics):]:
         ax.set_visible(False)
     _legend(axes[0][n_cols - 1], ours, kinds, styles, spec)
     return fig
+
+
+def _has_numbers(table: pd.DataFrame, paper: pd.DataFrame | None, metric: str) -> bool:
+    """Whether a panel has anything to draw: a mean of ours or a number of the paper's (a group
+    that alone logged ``metric`` may have no runs)."""
+    ours = table.loc[table["runs"] > 0, f"{metric}_mean"].to_numpy(float)
+    return bool(np.isfinite(ours).any()) or (paper is not None and (paper["metric"] == metric).any())
+
+
+def _say_empty(ax, metric: str) -> None:
+    """An empty panel that says why, instead of axes (a log scale has nothing to span)."""
+    ax.text(0.5, 0.5, f"no run logged {metric}", transform=ax.transAxes, ha="center", va="center", fontsize=9)
+    ax.set_xticks([])
+    ax.set_yticks([])
 
 
 def save_figure(fig, title: str, path: Path) -> None:

@@ -11,13 +11,17 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ttest_rel
 
+from svmrepro.report.missing import require_runs
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text
 
 
 def paired_differences(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
-    """Rows per x: number of pairs, mean and std of b - a, paired t-test p-value (NaN below 2 pairs)."""
+    """Rows per x: number of pairs, mean and std of b - a, paired t-test p-value (NaN below 2 pairs).
+
+    Without runs of ``a`` or of ``b`` it raises :class:`~svmrepro.report.missing.NotComputed`."""
     metric, a, b, by = spec.paired
+    require_runs(set(runs[spec.group].astype(str)), [a, b], "paired comparison")
     frame = runs.assign(group=runs[spec.group].astype(str), x=numeric_or_text(runs[spec.x]))
     values = frame.pivot_table(index=["x", by], columns="group", values=f"metrics.{metric}", aggfunc="mean")
     rows = []

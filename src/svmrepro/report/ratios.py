@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import pandas as pd
 
-from svmrepro.errors import SvmReproError
+from svmrepro.report.missing import require_runs
 from svmrepro.report.spec import ReportSpec
 
 
 def ratios_to(table: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
-    """Rows of x, columns of groups: mean ``metric`` of the group / mean of the reference group."""
+    """Rows of x, columns of groups: mean ``metric`` of the group / mean of the reference group.
+
+    A reference group without runs (the paper's rows of it have none) raises
+    :class:`~svmrepro.report.missing.NotComputed`."""
     metric, reference = spec.ratios
-    column = f"{metric}_mean"
-    if reference not in set(table["group"]):
-        raise SvmReproError(f"{spec.experiment}: report.ratios divides by group {reference!r}, which has no runs")
-    wide = table[table["runs"] > 0].pivot(index="x", columns="group", values=column)
+    wide = table[table["runs"] > 0].pivot(index="x", columns="group", values=f"{metric}_mean")
+    require_runs(wide.columns, [reference], "ratios")
     return wide.div(wide[reference], axis=0).drop(columns=reference)
 
 

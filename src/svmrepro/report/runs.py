@@ -12,7 +12,10 @@ report specs and the runs CSVs committed before and after that change read alike
 
 :func:`read_runs` checks a runs CSV before an output is built from it, and stops at the first
 problem with one line naming the file, the line and what is wrong: every row a FINISHED run with
-its own MLflow run id, every ``metrics.*`` cell a finite number or empty (the run did not log it).
+its own MLflow run id, one row per configuration (:data:`CONFIGURATION`, the rule reading from
+MLflow applies: a row copied under a new run id would count twice), every cell what its column
+means (:mod:`svmrepro.report.columns`: metrics finite numbers or empty, counts and times >= 0,
+errors in [0, 1], seeds whole numbers, booleans ``true`` or ``false``).
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ import io
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
+from svmrepro.report.columns import first_violation
 from svmrepro.tracking import KIND_TAG, NOT_RESULTS, Store, svmrepro_names
 
 KEEP_PREFIXES = ("params.", "metrics.", "tags.")
@@ -37,19 +40,22 @@ STORE_COLUMNS = ("artifact_uri",)
 DROP_TAGS = ("tags.mlflow.", "tags.process.", f"tags.{KIND_TAG}")
 #: an MLflow run id; every row of a runs CSV is a run with one
 RUN_ID = re.compile(r"[0-9a-f]{32}")
+#: what makes two runs the same configuration (the resolved config, seed included): a runs table
+#: holds one run of each, the latest when read from MLflow
+CONFIGURATION = "tags.config_hash"
 
 
 def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.DataFrame:
-    """FINISHED runs of ``experiment`` in ``mode``; of identical configs, the latest only."""
+    """FINISHED runs of ``experiment`` in ``mode``; of each configuration (:data:`CONFIGURATION`), the latest."""
     found = Store(uri).runs_frame(experiment, f"attributes.status = 'FINISHED' and tags.mode = '{mode}'")
-    if "tags.config_hash" not in found:  # only the runner's runs: not a report run, nor one logged by hand
+    if CONFIGURATION not in found:  # only the runner's runs: not a report run, nor one logged by hand
         return pd.DataFrame(columns=list(KEEP_COLUMNS))
-    found = found[found["tags.config_hash"].notna()]
+    found = found[found[CONFIGURATION].notna()]
     if f"tags.{KIND_TAG}" in found:  # never a sweep's parent run nor a report run
         found = found[~found[f"tags.{KIND_TAG}"].isin(NOT_RESULTS)]
     if found.empty:
         return pd.DataFrame(columns=list(KEEP_COLUMNS))
-    found = found.sort_values("start_time").drop_duplicates("tags.config_hash", keep="last")
+    found = found.sort_values("start_time").drop_duplicates(CONFIGURATION, keep="last")
     return tidy(svmrepro_names(found))
 
 
@@ -72,7 +78,8 @@ def write_runs(frame: pd.DataFrame, path: Path) -> None:
 
 
 def read_runs(path: Path) -> pd.DataFrame:
-    """The runs table written by :func:`write_runs`, checked first (:func:`check_rows`, :func:`check_metrics`).
+    """The runs table written by :func:`write_runs`, checked first (:func:`check_rows`,
+    :func:`check_configurations`, :func:`check_cells`).
 
     Params and tags are read as text, as MLflow holds them (``"None"``, ``"true"``), metrics as
     numbers; an empty metrics cell is NaN (the run did not log that metric).
@@ -84,10 +91,11 @@ def read_runs(path: Path) -> pd.DataFrame:
     check_header(path, header)
     check_rows(path, header, records[1:])
     frame = pd.DataFrame([fields for _, fields in records[1:]], columns=header)
+    lines = [line for line, _ in records[1:]]
+    check_configurations(path, frame, lines)
+    check_cells(path, frame, lines)
     metrics = [c for c in header if c.startswith("metrics.")]
-    numbers = frame[metrics].apply(pd.to_numeric, errors="coerce")
-    check_metrics(path, frame[metrics], numbers, [line for line, _ in records[1:]])
-    frame[metrics] = numbers
+    frame[metrics] = frame[metrics].apply(pd.to_numeric, errors="coerce")
     return frame
 
 
@@ -155,11 +163,22 @@ def check_rows(path: Path, header: list[str], rows: list[tuple[int, list[str]]])
             raise SvmReproError(f"{where}: status {fields[status]!r}; a runs table holds FINISHED runs only")
 
 
-def check_metrics(path: Path, text: pd.DataFrame, numbers: pd.DataFrame, lines: list[int]) -> None:
-    """Every ``metrics.*`` cell (``text``, read as ``numbers``) empty or a finite number."""
-    bad = text.ne("").to_numpy() & ~np.isfinite(numbers.to_numpy(dtype=float))
-    if bad.any():
-        row, column = np.argwhere(bad)[0]  # row-major: the first in the file
-        name = text.columns[column]
-        raise SvmReproError(f"{path}, line {lines[row]}: {name} = {text.iat[row, column]!r} is not a finite "
-                            f"number (an empty cell means the run did not log it)")
+def check_configurations(path: Path, text: pd.DataFrame, lines: list[int]) -> None:
+    """One row per configuration: a second row of one (a row copied under a new run id) would count twice."""
+    if CONFIGURATION not in text:  # a table not made by the runner's runs
+        return
+    repeated = text[text[CONFIGURATION].duplicated(keep=False)]
+    if repeated.empty:
+        return
+    first = repeated[repeated[CONFIGURATION] == repeated[CONFIGURATION].iloc[0]]
+    rows = ", ".join(f"line {lines[row]} (run {text.at[row, 'run_id']})" for row in first.index)
+    raise SvmReproError(f"{path}: {rows} are one configuration ({CONFIGURATION} {first[CONFIGURATION].iloc[0]}); "
+                        "a runs table holds one FINISHED run per configuration: keep one of those rows")
+
+
+def check_cells(path: Path, text: pd.DataFrame, lines: list[int]) -> None:
+    """Every cell what its column means (:data:`svmrepro.report.columns.RULES`), the first that is not named."""
+    found = first_violation(text)
+    if found is not None:
+        row, column, rule = found
+        raise SvmReproError(f"{path}, line {lines[row]}: {column} = {text.at[row, column]!r} is not {rule.expected}")

@@ -20,20 +20,25 @@ def slope_name(y: str, x: str) -> str:
 
 
 def loglog_slopes(runs: pd.DataFrame, spec: ReportSpec, paper: pd.DataFrame | None) -> pd.DataFrame:
-    """One row per (group, fit): our slope over the runs with positive x and y, and the paper's."""
+    """One row per (group, fit): our slope over the runs with positive x and y, and the paper's; a
+    group the paper gives a slope for and we have no runs of gets a row with 0 runs."""
     rows = []
     for y, x in spec.slopes:
         for column in (f"metrics.{y}", x):
             if column not in runs.columns:
                 raise SvmReproError(f"{spec.experiment}: report.slopes asks for {column!r}, which no run logged")
         name = slope_name(y, x)
-        for group, members in runs.groupby(runs[spec.group].astype(str), sort=True):
+        groups = runs.groupby(runs[spec.group].astype(str), sort=True)
+        for group, members in groups:
             xs = pd.to_numeric(members[x], errors="coerce").to_numpy(float)
             ys = pd.to_numeric(members[f"metrics.{y}"], errors="coerce").to_numpy(float)
             usable = (xs > 0) & (ys > 0)
             ours = np.polyfit(np.log(xs[usable]), np.log(ys[usable]), 1)[0] if np.unique(xs[usable]).size >= 2 else np.nan
             rows.append({"group": group, "slope": name, "ours": ours, "runs": int(usable.sum()), "paper": _paper(paper, group, name)})
-    return pd.DataFrame(rows)
+        without_runs = [] if paper is None else paper.loc[paper["metric"] == name, "group"].astype(str)
+        rows += [{"group": group, "slope": name, "ours": np.nan, "runs": 0, "paper": _paper(paper, group, name)}
+                 for group in dict.fromkeys(without_runs) if group not in groups.groups]
+    return pd.DataFrame(rows, columns=["group", "slope", "ours", "runs", "paper"])
 
 
 def _paper(paper: pd.DataFrame | None, group: str, name: str) -> float:

@@ -14,13 +14,15 @@ import numpy as np
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
-from svmrepro.report.artifacts import collect
+from svmrepro.report.artifacts import artifact_folder, collect
 from svmrepro.report.figures import legend_outside, plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text
 from svmrepro.tracking import artifact_dict
 
 ERROR = "metrics.test_error"
+#: the params of a run that asked for a surface (``surface: {...}``): a FINISHED one logged it
+ASKED = "params.surface."
 
 
 def shown_runs(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
@@ -32,10 +34,22 @@ def shown_runs(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
 
 def collect_surfaces(runs: pd.DataFrame, spec: ReportSpec, sidecar: Path) -> dict[str, dict]:
     """``{run_id: surface}`` of each group's shown run (those that logged a surface)."""
-    found = collect(shown_runs(runs, spec), lambda uri: artifact_dict(uri, "surface.json"), sidecar)
+    shown = shown_runs(runs, spec)
+    found = collect(shown, lambda uri: artifact_dict(uri, "surface.json"), sidecar)
     if not found:
-        raise SvmReproError("no run logged surface.json: set `surface: {}` in the experiment config and re-run")
+        raise SvmReproError(_none_found(shown))
     return found
+
+
+def _none_found(shown: pd.DataFrame) -> str:
+    """Why no shown run has a surface: none asked for one, or the store's artifact files are gone
+    (a FINISHED run that asked logged it; a plain re-run skips such a run)."""
+    asked = shown[[c for c in shown if c.startswith(ASKED)]].replace("", np.nan).notna().any(axis=1)
+    if "artifact_uri" not in shown or not asked.any():
+        return "no run logged surface.json: set `surface: {}` in the experiment config and re-run"
+    return (f"surface.json of {int(asked.sum())} FINISHED run(s) that asked for a surface is missing from the "
+            f"store's artifact folder {artifact_folder(shown.loc[asked, 'artifact_uri'])}: restore that folder, or "
+            "re-run them with force=true (a plain re-run skips FINISHED runs)")
 
 
 def _title(group: str, run: pd.Series, runs: pd.DataFrame, spec: ReportSpec) -> str:
