@@ -26,8 +26,9 @@ The reproduction prints "experiment k of N" with one ETA for the whole of it, an
 
 ``--check`` runs and writes nothing. Per output it counts the FINISHED runs, lists the
 configurations of the sweep that have none (by the ``config_hash`` tag the runner gives a run),
-prints each of its claims' verdicts, and sets our mean of every (group, x, metric) the paper reports
-beside the paper's number (:mod:`svmrepro.report.numbers`).
+counts the runs made by code that has changed since (:func:`stale_lines`), prints each of its
+claims' verdicts, and sets our mean of every (group, x, metric) the paper reports beside the
+paper's number (:mod:`svmrepro.report.numbers`).
 """
 
 from __future__ import annotations
