@@ -6,6 +6,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from svmrepro import identity
+from svmrepro.code_digest import code_digest
 from svmrepro.compose import compose_run, experiments, sweep_jobs
 from svmrepro.identity import config_hash, flatten, identity_config, run_key
 from svmrepro.settings import Identity, RunSettings, identity_roles, setting
@@ -36,11 +37,13 @@ def test_config_hash_resolves_interpolations():
     assert config_hash(linked) == config_hash(literal)
 
 
-def test_run_key_depends_on_data_fingerprint_and_version():
+def test_run_key_depends_on_data_fingerprint_and_code():
     cfg = OmegaConf.create(BASE)
-    keys = {run_key(cfg, "data-a", "1.0"), run_key(cfg, "data-b", "1.0"), run_key(cfg, "data-a", "1.1")}
+    keys = {run_key(cfg, "data-a", "code-1"), run_key(cfg, "data-b", "code-1"), run_key(cfg, "data-a", "code-2")}
     assert len(keys) == 3
-    assert run_key(cfg, "data-a", "1.0") == run_key(OmegaConf.create(BASE), "data-a", "1.0")
+    assert run_key(cfg, "data-a", "code-1") == run_key(OmegaConf.create(BASE), "data-a", "code-1")
+    # the running package's code by default (svmrepro.code_digest); the package version is not in it
+    assert run_key(cfg, "data-a") == run_key(cfg, "data-a", code_digest())
 
 
 def test_flatten_and_identity_config():

@@ -14,32 +14,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import psutil
 import pytest
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 
+from svmrepro.signals import alive
 from svmrepro.tracking import KILLED_REASON_TAG
 
 #: a fit outlasts the test: a run ends only through the signal
 FIT_S = "60"
-
-
-def _descendants(pid: int) -> set[int]:
-    children = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            ppid = stat.read_text().rsplit(")", 1)[1].split()[1]
-        except (OSError, IndexError):
-            continue
-        if ppid == str(pid):
-            children |= {int(stat.parent.name)} | _descendants(int(stat.parent.name))
-    return children
-
-
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.fixture
@@ -61,7 +44,7 @@ def _stop(root: Path, sig: int, to_group: bool, running: int, launcher: str = "p
             assert sweep.poll() is None, sweep.communicate()
             assert time.monotonic() < deadline, "no run started in time"
             time.sleep(0.1)
-        processes = _descendants(sweep.pid)
+        processes = psutil.Process(sweep.pid).children(recursive=True)
         sent = time.monotonic()
         (os.killpg if to_group else os.kill)(sweep.pid, sig)
         stdout, stderr = sweep.communicate(timeout=60)
@@ -71,9 +54,9 @@ def _stop(root: Path, sig: int, to_group: bool, running: int, launcher: str = "p
             os.killpg(sweep.pid, signal.SIGKILL)
             sweep.wait()
     deadline = time.monotonic() + 10  # joblib's resource trackers end once their parent has
-    while [pid for pid in processes if _running(pid)] and time.monotonic() < deadline:
+    while any(map(alive, processes)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return sweep.returncode, stdout, stderr, stopped_in, [pid for pid in processes if _running(pid)]
+    return sweep.returncode, stdout, stderr, stopped_in, [process for process in processes if alive(process)]
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,10 @@ asked for one is not mistaken for an earlier run without it, while the hashes of
 set it stay the same. Each setting's role is declared on its field of
 :class:`svmrepro.settings.RunSettings` (:class:`~svmrepro.settings.Identity`); a key outside the
 schema counts.
-``run_key`` adds the data set fingerprint and the package version. A FINISHED run with the
-same ``run_key`` is not executed again.
+``run_key`` adds the data set fingerprint and the digest of the code that decides a run's numbers
+(:mod:`svmrepro.code_digest`; the package version, never bumped when an algorithm changes, is not
+in it). A FINISHED run with the same ``run_key`` is not executed again: after a change to that
+code, the same sweep runs again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Mapping
 
 from omegaconf import DictConfig, OmegaConf
 
-import svmrepro
+from svmrepro.code_digest import code_digest
 from svmrepro.settings import Identity, identity_roles
 
 _ROLES = identity_roles()
@@ -47,14 +49,9 @@ def config_hash(cfg: DictConfig | Mapping) -> str:
     return _digest(identity_config(cfg))
 
 
-def run_key(cfg: DictConfig | Mapping, dataset_fingerprint: str, version: str | None = None) -> str:
-    return _digest(
-        {
-            "config": config_hash(cfg),
-            "data": dataset_fingerprint,
-            "version": version or svmrepro.__version__,
-        }
-    )
+def run_key(cfg: DictConfig | Mapping, dataset_fingerprint: str, code: str | None = None) -> str:
+    """``code``: the code digest, by default the running package's (:func:`~svmrepro.code_digest.code_digest`)."""
+    return _digest({"config": config_hash(cfg), "data": dataset_fingerprint, "code": code or code_digest()})
 
 
 def flatten(tree: Mapping, prefix: str = "") -> dict[str, object]:

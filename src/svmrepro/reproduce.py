@@ -26,8 +26,9 @@ The reproduction prints "experiment k of N" with one ETA for the whole of it, an
 
 ``--check`` runs and writes nothing. Per output it counts the FINISHED runs, lists the
 configurations of the sweep that have none (by the ``config_hash`` tag the runner gives a run),
-prints each of its claims' verdicts, and sets our mean of every (group, x, metric) the paper reports
-beside the paper's number (:mod:`svmrepro.report.numbers`).
+counts the runs made by code that has changed since (:func:`stale_lines`), prints each of its
+claims' verdicts, and sets our mean of every (group, x, metric) the paper reports beside the
+paper's number (:mod:`svmrepro.report.numbers`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from hydra_plugins.svmrepro_sweeper.progress import clock
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from svmrepro.code_digest import code_digest, made_by
 from svmrepro.compose import compose_config, experiments, papers, searchpath_override, sweep_jobs
 from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR
 from svmrepro.environment import git_source
@@ -322,6 +324,25 @@ def duplicate_lines(counts: dict[str, int]) -> list[str]:
             f"({sum(extra)} runs; the output uses the latest of each)"]
 
 
+def stale_lines(runs: pd.DataFrame) -> list[str]:
+    """Runs made by code that has changed since (:mod:`svmrepro.code_digest`), and runs whose code
+    cannot be told (no ``code_digest`` tag, and a ``git_commit`` git does not have here)."""
+    if runs.empty:
+        return []
+    tags = runs.filter(like="tags.").rename(columns=lambda name: name.removeprefix("tags."))
+    made = pd.Series([made_by(row) for row in tags.to_dict("records")], index=runs.index)
+    commits = tags.get("git_commit", pd.Series("unknown", index=runs.index)).fillna("unknown").str[:8]
+    stale, unknown = made.notna() & (made != code_digest()), made.isna()
+    lines = []
+    if stale.any():
+        lines.append(f"stale: {int(stale.sum())} runs (code changed since {', '.join(sorted(set(commits[stale])))}; "
+                     "the sweep runs them again)")
+    if unknown.any():
+        lines.append(f"code unknown: {int(unknown.sum())} runs (no code_digest tag, and commit "
+                     f"{', '.join(sorted(set(commits[unknown])))} is not in a git checkout here)")
+    return lines
+
+
 def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
     """What exists and what is missing of one output's sweep, and its claims, as text."""
     spec = spec_of(experiment, plan.mode)
@@ -337,6 +358,7 @@ def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
         f"{len(expected) - len(missing)} done, {len(missing)} missing",
         *missing_lines(missing),
         *duplicate_lines(counts),
+        *stale_lines(own),
     ]
     if have - set(expected):
         lines.append(f"{len(have - set(expected))} runs of configurations outside the sweep "

@@ -21,6 +21,7 @@ from svmrepro import identity
 from svmrepro.algorithms.parallel import backend_context
 from svmrepro.analyses import build_analyses, run_analyses
 from svmrepro.build import build
+from svmrepro.code_digest import CODE_DIGEST_TAG, code_digest
 from svmrepro.data.base import Dataset
 from svmrepro.environment import environment_tags, git_source
 from svmrepro.exclusive import load_1m, machine_slot, timing_tags
@@ -164,6 +165,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 "data_fingerprint": data.fingerprint,
                 "source_fingerprint": fingerprint,
                 RUN_KEY_TAG: key,
+                CODE_DIGEST_TAG: code_digest(),  # the code that decided its numbers (in run_key too)
                 "label": cfg.label or dataset,
                 # timings are only comparable on an otherwise idle machine: record how busy it was
                 "load_avg_1m": f"{load_1m():.2f}",

@@ -9,22 +9,33 @@ and a worker process ends once its job has (:func:`stopping_job`). A child that 
 compiled code sees the signal only when it returns to Python: a worker still fitting after the
 grace period is killed, and its run stays RUNNING until the same configuration runs again on
 this host (``svmrepro.tracking.Store.mark_orphans_killed``).
+
+A worker also ends when the process that started it dies without a signal it could forward (``kill
+-9``): :func:`end_with_parent` watches the parent and stops the worker as a SIGTERM would. A
+sweep's worker starts watching with its first job (:func:`stopping_job`), a sub-model worker as it
+starts (the initializer of the loky pools of :func:`svmrepro.algorithms.parallel.backend_context`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
+from functools import cache
+
+import psutil
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 #: seconds the children have to end their jobs (mark their runs KILLED) before they are killed
 GRACE_S = 10.0
+#: seconds between two checks of a worker's parent (:func:`end_with_parent`)
+PARENT_POLL_S = 0.5
 
 
 class Interrupted(KeyboardInterrupt):
@@ -42,43 +53,75 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-def _children() -> list[int]:
-    """Pids of this process's children that do not ignore SIGTERM (Linux's /proc; none elsewhere)."""
-    me, found = str(os.getpid()), []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if stat.read_text().rsplit(")", 1)[1].split()[1] != me:  # fields after the name: state, ppid
-                continue
-            ignored = next(line for line in (stat.parent / "status").read_text().splitlines()
-                           if line.startswith("SigIgn:"))
-        except (OSError, IndexError, StopIteration):
-            continue  # ended meanwhile
-        if not int(ignored.split()[1], 16) >> (signal.SIGTERM - 1) & 1:
-            found.append(int(stat.parent.name))
-    return found
+def _ignores_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGTERM, as the resource trackers of joblib and multiprocessing
+    do. A tracker ends once every process holding its pipe has, this one among them: waiting for it
+    here would always last the whole grace period and then kill it, leaving its semaphores and
+    shared memory behind.
 
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie has ended; its parent, joblib's or ours, reaps it)."""
+    Linux only: read from ``/proc/<pid>/status`` (``SigIgn``), which psutil does not expose; False
+    elsewhere, where such a child is waited for :data:`GRACE_S` seconds, then killed.
+    """
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
+        with open(f"/proc/{pid}/status") as status:
+            ignored = next(line for line in status if line.startswith("SigIgn:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(ignored.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+
+
+def alive(process: psutil.Process) -> bool:
+    """Whether ``process`` runs (a zombie has ended; its parent, joblib's or ours, reaps it)."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
 
 
 def stop_children(grace_s: float = GRACE_S) -> None:
-    """SIGTERM to every child; SIGKILL to those still there after ``grace_s`` seconds."""
-    pending = _children()
-    for pid in pending:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
+    """SIGTERM to every child; SIGKILL to those still there after ``grace_s`` seconds.
+
+    A child that ignores SIGTERM (:func:`_ignores_sigterm`) is left to end with this process.
+    """
+    pending = [child for child in psutil.Process().children() if not _ignores_sigterm(child.pid)]
+    for child in pending:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.terminate()
     deadline = time.monotonic() + grace_s
     while pending and time.monotonic() < deadline:
         time.sleep(0.05)
-        pending = [pid for pid in pending if _alive(pid)]
-    for pid in pending:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        pending = [child for child in pending if alive(child)]
+    for child in pending:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.kill()
+
+
+def _watch(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:  # a process whose parent died is re-parented
+        time.sleep(PARENT_POLL_S)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(2 * GRACE_S)  # its own children's grace, then the run marked KILLED
+    os.kill(os.getpid(), signal.SIGKILL)  # still in compiled code: the next run of the configuration marks it
+
+
+def end_with_parent() -> None:
+    """In a worker process (one started by multiprocessing or joblib's loky), end it once its parent
+    has died, however it died: a daemon thread checks every :data:`PARENT_POLL_S` seconds, then
+    sends the worker SIGTERM (in a job, the runner marks its run KILLED and :func:`stopping_job`
+    ends the worker; between jobs, or in a pool of sub-models, it ends at once) and SIGKILL if it is still there ``2 * GRACE_S`` seconds later.
+
+    A ``kill -9`` of ``svmrepro-run`` forwards nothing, and a loky worker waiting on its call queue
+    or fitting never notices: without this, workers still ran 30 minutes later with the store open. Started
+    once per process; nothing in a process that no multiprocessing parent started.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        _start_watching(parent.pid)
+
+
+@cache
+def _start_watching(parent_pid: int) -> None:
+    threading.Thread(target=_watch, args=(parent_pid,), name="svmrepro-end-with-parent", daemon=True).start()
 
 
 def _ignore(signum: int, frame) -> None:
@@ -107,6 +150,8 @@ def stopping_job(in_worker: bool) -> Iterator[None]:
     end a worker at once (their default action), without a traceback.
     """
     install()
+    if in_worker:
+        end_with_parent()
     try:
         yield
     except Interrupted as stop:

@@ -28,6 +28,8 @@ from sklearn.base import clone
 from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
+from svmrepro.signals import end_with_parent
+
 #: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
 BACKENDS = ("loky", "threading", "dask", "ray")
 
@@ -65,7 +67,9 @@ def backend_context(
             stack.enter_context(_dask_client(address))
         elif backend == "ray":
             stack.enter_context(_ray_session(address))
-        stack.enter_context(parallel_config(backend=backend))
+        # a loky worker ends when the process that started it dies, even by SIGKILL, idle or fitting
+        workers = {"initializer": end_with_parent} if backend == "loky" else {}
+        stack.enter_context(parallel_config(backend=backend, **workers))
         stack.callback(_BLAS_THREADS.reset, _BLAS_THREADS.set(blas_threads))
         yield
 
