@@ -38,6 +38,7 @@ from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from hydra_plugins.svmrepro_sweeper import progress
 from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
+from hydra_plugins.svmrepro_sweeper.failures import error_line
 from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
 from omegaconf import DictConfig
 
@@ -97,10 +98,16 @@ def job(cfg: DictConfig) -> float | None:
             raise  # the sweep goes on; the sweeper lists the failed jobs at the end
         print(redact(f"svmrepro-run: error: {exc}"), file=sys.stderr)
         sys.exit(2)
-    except Exception:
-        if sweeping:  # a bug or a failed fit: its traceback in the job's log (and, once a run exists, in MLflow)
+    except Exception as exc:  # a bug or a failed fit: its traceback in the job's log (and, once a run exists, in MLflow)
+        if sweeping:
             log.exception("job %s failed", hydra_cfg.job.num)
-        raise
+            raise
+        # not raised to Hydra, which would print "Error executing job with overrides: [...]" with a
+        # password of tracking.uri in clear: the traceback goes through the job's (masking) logging
+        log.exception("the run failed")
+        print(redact(f"svmrepro-run: error: the run failed: {error_line(exc)} (traceback above and in "
+                     f"{hydra_cfg.runtime.output_dir})"), file=sys.stderr)
+        sys.exit(1)
     finally:
         if sweeping:
             line = progress.record(hydra_cfg.sweep.dir, hydra_cfg.job.num, status, time.perf_counter() - started)

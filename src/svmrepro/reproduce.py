@@ -58,6 +58,7 @@ from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import is_exclusive
 from svmrepro.identity import config_hash
+from svmrepro.redact import RedactFilter
 from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
@@ -72,6 +73,8 @@ from svmrepro.tracking import RUN_NAME_TAG, Store, TrackingError, ensure_store, 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
 REPORT_KIND, REPORT_MODE = "svmrepro.kind", "svmrepro.mode"
+#: the store of a sweep's child process (:func:`svmrepro.tracking.tracking_uri` reads it)
+TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,8 @@ def spec_of(experiment: str, mode: str) -> ReportSpec:
 
 def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list[str]) -> bool:
     """The experiment's sweep in a child process, ``plan.n_jobs`` jobs at once or fewer when the
-    experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win."""
+    experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win.
+    ``tracking_uri`` is passed as ``$MLFLOW_TRACKING_URI``."""
     cfg = compose_config([f"experiment={experiment}", f"mode={plan.mode}"])
     limit = 1 if is_exclusive(cfg) else cfg.get("sweep_jobs")
     n_jobs = min(plan.n_jobs, limit) if limit else plan.n_jobs
@@ -111,10 +115,11 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
         sys.executable, "-m", "svmrepro", "-m", f"experiment={experiment}", f"mode={plan.mode}",
         f"hydra/launcher={plan.launcher}", f"hydra.launcher.n_jobs={n_jobs}", *searchpath_override(), *extra,
     ]
-    if tracking_uri:
-        command.append(f"tracking.uri={tracking_uri}")
+    # the store reaches the child through its environment (read when tracking.uri is unset), never
+    # its command line: a password in the URI would show in `ps` and in the logged command
+    env = {**os.environ, TRACKING_URI_ENV: tracking_uri} if tracking_uri else None
     log.info("sweep: %s", " ".join(command[2:]))
-    return subprocess.run(command).returncode == 0
+    return subprocess.run(command, env=env).returncode == 0
 
 
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
@@ -414,6 +419,9 @@ def selected_experiments(args: argparse.Namespace) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
+    for handler in logging.getLogger().handlers:  # a URI's password masked in every line
+        if not any(isinstance(f, RedactFilter) for f in handler.filters):
+            handler.addFilter(RedactFilter())
     try:
         args = parse_args(argv)
         use_config_dirs(args.config_dir)
