@@ -4,7 +4,8 @@ left, the runs in progress KILLED (not RUNNING, not FAILED), one log line per ru
 Real ``svmrepro-run -m`` processes over test_faults' FaultyClassifier, whose fit sleeps: 4 jobs,
 joblib launcher with 2 workers (and one in-process sweep, Hydra's basic launcher). The signal is
 sent once 2 runs are RUNNING; a sweep started in a session of its own stands for a terminal, so
-Ctrl-C is SIGINT to its whole process group.
+Ctrl-C is SIGINT to its whole process group. A SIGTERM after the sweep ended, while the process
+ends, is a stop as well (143).
 """
 
 import os
@@ -113,3 +114,28 @@ def test_sigterm_stops_an_in_process_sweep(root):
     assert "Traceback" not in stderr
     assert left == []
     assert Counter(run.status for run in _runs(root)) == {"KILLED": 1}
+
+
+def test_sigterm_just_after_the_sweep_ended_exits_143_with_one_line(root):
+    """The sweep has ended and the process is ending (Python's shutdown waits for joblib's workers):
+    a SIGTERM then is a stop like any other, not an exception the shutdown ignores (which exited 0)."""
+    sweep = subprocess.Popen(_sweep_command(root, "ended"), env=_env(), cwd=root, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for line in sweep.stdout:
+            if "sweep ended" in line:
+                break
+        time.sleep(0.3)
+        assert sweep.poll() is None, "the process ended before the signal: nothing tested"
+        sweep.send_signal(signal.SIGTERM)
+        output = sweep.communicate(timeout=60)[0]
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+            sweep.wait()
+    assert sweep.returncode == 143, output[-3000:]
+    assert [line for line in output.splitlines() if line.startswith("svmrepro-run:")] == [
+        "svmrepro-run: stopped by SIGTERM: the runs in progress were marked KILLED, the finished ones are kept; "
+        "the same command runs the rest"
+    ]
+    assert "Traceback" not in output and "Exception ignored" not in output

@@ -138,9 +138,15 @@ def main() -> None:
     try:
         job()
     except signals.Interrupted as stop:
-        print(f"svmrepro-run: stopped by {stop}: the runs in progress were marked KILLED, the finished ones "
-              "are kept; the same command runs the rest", file=sys.stderr)
+        print(stop_line(stop), file=sys.stderr)
         sys.exit(stop.exit_code)
+    finally:  # a stop while the process ends (joblib's workers shutting down) still exits 128 + the signal
+        signals.exit_on_signal(stop_line)
+
+
+def stop_line(stop: signals.Interrupted) -> str:
+    return (f"svmrepro-run: stopped by {stop}: the runs in progress were marked KILLED, the finished ones are kept; "
+            "the same command runs the rest")
 
 
 if __name__ == "__main__":

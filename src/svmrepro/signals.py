@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -96,6 +96,24 @@ def install() -> None:
     """From now on SIGTERM and SIGINT raise :class:`Interrupted` in the main thread (children stopped first)."""
     for sig in SIGNALS:
         signal.signal(sig, _handle)
+
+
+def exit_on_signal(line: Callable[[Interrupted], str]) -> None:
+    """From now on SIGTERM and SIGINT stop the children, print ``line(the stop)`` and end the process
+    with 128 + the signal at once: for a process that is ending, where an exception would be lost
+    (Python's shutdown waits for joblib's worker threads; an exception raised there is "ignored" and
+    the process exits 0). A stop already under way is left to finish."""
+
+    def _exit(signum: int, frame) -> None:
+        for sig in SIGNALS:
+            signal.signal(sig, _ignore)
+        stop_children()
+        print(line(Interrupted(signum)), file=sys.stderr, flush=True)
+        os._exit(128 + signum)
+
+    for sig in SIGNALS:
+        if signal.getsignal(sig) is not _ignore:
+            signal.signal(sig, _exit)
 
 
 @contextlib.contextmanager
