@@ -68,6 +68,11 @@ def test_an_unknown_name_is_refused_first_thing_and_nothing_is_logged(override, 
         ("dataset.n_train=abc", r"dataset\.n_train='abc' is invalid: expected an integer"),
         ("dataset.std=abc", r"dataset\.std='abc' is invalid: expected a number"),
         ("seed=-1", r"seed=-1 is invalid: expected an integer in \[0, 4294967295\]"),
+        # run settings with a range (svmrepro.settings.check)
+        ("parallel.blas_threads=-3", r"parallel\.blas_threads=-3 is invalid: expected an integer >= 1 or null"),
+        ("sweep_jobs=-1", r"sweep_jobs=-1 is invalid: expected an integer >= 1 or null"),
+        # a YAML boolean where scikit-learn's Interval would take it for 1
+        ("algorithm.C=true", r"algorithm\.C=true is invalid: expected a number, not a boolean"),
         # a generated data set larger than memory: refused, not allocated (which ended out of memory)
         ("dataset.n_train=10000000000",
          r"dataset\.n_train=10000000000 is invalid: expected at most \d+ with n_test=10000: "
@@ -77,7 +82,8 @@ def test_an_unknown_name_is_refused_first_thing_and_nothing_is_logged(override, 
          r"dataset\.n_train=600000 is invalid: expected at most 521012 with n_val=10000, n_test=50000: "
          r"covtype problem 2_vs_rest has 581012 rows"),
     ],
-    ids=["n_train=2.5", "n_train=abc", "std=abc", "seed=-1", "n_train>memory", "n_train>covtype"],
+    ids=["n_train=2.5", "n_train=abc", "std=abc", "seed=-1", "blas_threads=-3", "sweep_jobs=-1", "C=true",
+         "n_train>memory", "n_train>covtype"],
 )
 def test_a_bad_size_or_seed_is_one_line_naming_key_value_and_what_is_allowed(override, line, tmp_path):
     done = _cli(*override.split(), f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path}")

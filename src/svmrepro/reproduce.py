@@ -52,6 +52,7 @@ from hydra_plugins.svmrepro_sweeper.progress import clock
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from svmrepro import settings
 from svmrepro.compose import compose_config, experiments, papers, searchpath_override, sweep_jobs
 from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR
 from svmrepro.environment import git_source
@@ -109,6 +110,7 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
     experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win.
     ``tracking_uri`` is passed as ``$MLFLOW_TRACKING_URI``."""
     cfg = compose_config([f"experiment={experiment}", f"mode={plan.mode}"])
+    settings.check(cfg)
     limit = 1 if is_exclusive(cfg) else cfg.get("sweep_jobs")
     n_jobs = min(plan.n_jobs, limit) if limit else plan.n_jobs
     command = [
