@@ -28,6 +28,7 @@ from svmrepro.compose import CONF_DIR, compose_config
 from svmrepro.data import files
 from svmrepro.data.files import OFFLINE_ENV
 from svmrepro.errors import ConfigError, DataError
+from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
 from svmrepro.tracking import Store, TrackingError, probe
 
@@ -270,3 +271,57 @@ def test_an_out_of_range_algorithm_value_is_one_line_naming_it(algorithm):
         assert message.startswith(f"algorithm.{path}=") and "\n" not in message
 
     check()
+
+
+# --- folders that cannot be written: one line naming the folder, before anything runs -----------
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """A folder nothing can be written in: read-only for a user, a read-only file system for root
+    (whom permissions do not stop)."""
+    folder = tmp_path / "read_only"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)]).returncode:
+        pytest.skip("root, and a read-only file system cannot be mounted here")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_an_output_folder_that_cannot_be_written_is_one_line_naming_it(read_only, sweep, tmp_path):
+    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    done = _cli(*(["-m", "seed=0,1"] if sweep else []), "dataset.n_train=40", f"{key}={read_only / 'out'}",
+                f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}")
+    assert done.returncode == 2
+    assert len(done.lines) == 1 and done.lines[0].startswith(
+        f"svmrepro-run: error: the output folder {read_only / 'out'} ({key}) cannot be written: "), done.stderr
+    assert not (tmp_path / "mlflow.db").exists()  # refused before the store was opened
+
+
+@pytest.mark.parametrize("where", ["results-dir", "current-folder"])
+def test_a_reproduction_whose_folders_cannot_be_written_is_one_line_naming_them(read_only, where, tmp_path,
+                                                                               monkeypatch, capsys):
+    if where == "results-dir":
+        args, line = ["--results-dir", str(read_only / "results")], f"the results folder {read_only / 'results'}"
+    else:
+        monkeypatch.chdir(read_only)
+        args, line = ["--results-dir", str(tmp_path / "results")], f"the current folder {read_only}"
+    assert reproduce(["--experiment", "cross_training/fig3_baseline", *args]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"svmrepro-reproduce: error: {line} cannot be written"), err
+
+
+def test_from_csv_without_its_results_folder_is_refused_naming_it(tmp_path, capsys):
+    missing = tmp_path / "no_results"
+    assert reproduce(["--experiment", "cross_training/fig3_baseline", "--from-csv", "--results-dir", str(missing)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"svmrepro-reproduce: error: --from-csv: no results folder {missing}: expected the outputs' runs CSVs in it "
+        "(<paper>/<id>.runs.csv); give --results-dir, or build from MLflow first"]

@@ -31,10 +31,13 @@ import logging
 import os
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import CompactHydraException
+from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from hydra_plugins.svmrepro_sweeper import progress
 from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
@@ -43,7 +46,7 @@ from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
 from omegaconf import DictConfig
 
 from svmrepro import settings, signals
-from svmrepro.locations import CONF_DIR
+from svmrepro.locations import CONF_DIR, check_writable
 from svmrepro.errors import SvmReproError
 from svmrepro.redact import redact
 from svmrepro.runner import SKIPPED, RunResult, run
@@ -64,6 +67,26 @@ class NoValidationSplit(SvmReproError, CompactHydraException):
     """An optimizing sweeper's job whose data set has no validation split: nothing to minimize.
 
     A CompactHydraException, so Hydra prints its message alone when the sweeper re-raises it."""
+
+
+class WritableOutputs(Callback):
+    """Hydra callback, the first: the run's or sweep's output folder can be written, checked before
+    Hydra makes it (a traceback) and the store is opened; otherwise one line and exit 2."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(Path(config.hydra.run.dir), "hydra.run.dir")
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(Path(config.hydra.sweep.dir), "hydra.sweep.dir")
+
+    @staticmethod
+    def _check(folder: Path, key: str) -> None:
+        try:
+            check_writable(folder)
+        except OSError as exc:
+            print(f"svmrepro-run: error: the output folder {folder.resolve()} ({key}) cannot be written: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            sys.exit(2)
 
 
 def objective(result: RunResult, hydra_cfg) -> float | None:

@@ -54,7 +54,7 @@ from omegaconf import OmegaConf
 
 from svmrepro import settings
 from svmrepro.compose import compose_config, experiments, papers, searchpath_override, sweep_jobs
-from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR
+from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import is_exclusive
@@ -409,6 +409,27 @@ def use_config_dirs(dirs: list[Path]) -> None:
         os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
 
 
+def check_folders(plan: Plan, args: argparse.Namespace) -> None:
+    """Before anything runs: ``--from-csv`` has a results folder to read, and the folders a
+    reproduction writes (the results; for sweeps the current folder, where they write ``multirun/``)
+    can be written. ``--check`` and ``--prune`` write no file."""
+    if args.from_csv and not plan.results_dir.is_dir():
+        raise SvmReproError(f"--from-csv: no results folder {plan.results_dir.resolve()}: expected the outputs' runs "
+                            "CSVs in it (<paper>/<id>.runs.csv); give --results-dir, or build from MLflow first")
+    if args.check or args.prune:
+        return
+    writable(plan.results_dir, "the results folder")
+    if not (args.from_csv or args.no_run):
+        writable(Path.cwd(), "the current folder", " (the sweeps write multirun/ there)")
+
+
+def writable(folder: Path, what: str, why: str = "") -> None:
+    try:
+        check_writable(folder)
+    except OSError as exc:
+        raise SvmReproError(f"{what} {folder.resolve()} cannot be written{why}: {exc.strerror or exc}") from None
+
+
 def selected_experiments(args: argparse.Namespace) -> list[str]:
     known = experiments()
     for name in [*args.papers, *args.experiment]:
@@ -429,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         use_config_dirs(args.config_dir)
         plan = load_plan(args.mode, args.results_dir)
         chosen = selected_experiments(args)
+        check_folders(plan, args)
     except SvmReproError as exc:
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
         return 2
