@@ -325,3 +325,22 @@ def test_from_csv_without_its_results_folder_is_refused_naming_it(tmp_path, caps
     assert capsys.readouterr().err.splitlines() == [
         f"svmrepro-reproduce: error: --from-csv: no results folder {missing}: expected the outputs' runs CSVs in it "
         "(<paper>/<id>.runs.csv); give --results-dir, or build from MLflow first"]
+
+
+# --- a user's config folder with a malformed file -------------------------------------------
+
+
+@pytest.mark.parametrize("program", ["svmrepro-run", "svmrepro-reproduce"])
+def test_a_malformed_yaml_file_in_a_config_dir_is_one_line_naming_it(program, tmp_path, capsys):
+    mine = tmp_path / "my_conf" / "experiment" / "mine"
+    mine.mkdir(parents=True)
+    (mine / "tiny.yaml").write_text("report:\n  title: [unclosed\n  x: : y\n")
+    if program == "svmrepro-run":
+        done = _cli("--config-dir", str(tmp_path / "my_conf"), "experiment=mine/tiny", f"hydra.run.dir={tmp_path}")
+        code, lines = done.returncode, done.lines
+    else:
+        code = reproduce(["--config-dir", str(tmp_path / "my_conf"), "--experiment", "mine/tiny", "--check"])
+        lines = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert lines == [f"{program}: error: config file {mine / 'tiny.yaml'} is not valid YAML at line 3, column 4: "
+                     "expected ',' or ']', but got ':'"]

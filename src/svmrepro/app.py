@@ -27,6 +27,7 @@ error is never offered for tuning).
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -46,6 +47,7 @@ from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
 from omegaconf import DictConfig
 
 from svmrepro import settings, signals
+from svmrepro.compose import check_config_files
 from svmrepro.locations import CONF_DIR, check_writable
 from svmrepro.errors import SvmReproError
 from svmrepro.redact import redact
@@ -149,9 +151,22 @@ def other_sweeper(arguments: list[str]) -> bool:
     return any(arg.startswith("hydra/sweeper=") and arg != "hydra/sweeper=svmrepro" for arg in arguments)
 
 
+def config_dir(arguments: list[str]) -> Path | None:
+    """The folder of Hydra's ``--config-dir``/``-cd`` option, if given."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--config-dir", "-cd", type=Path)
+    return parser.parse_known_args(arguments)[0].config_dir
+
+
 def main() -> None:
     """The console script: ``--quiet`` is ours (passed on to sweep workers as ``SVMREPRO_QUIET``)."""
     signals.install()
+    try:
+        if folder := config_dir(sys.argv[1:]):
+            check_config_files(folder)
+    except SvmReproError as exc:
+        print(f"svmrepro-run: error: {exc}", file=sys.stderr)
+        sys.exit(2)
     os.environ[MAIN_PID_ENV] = str(os.getpid())
     if QUIET_FLAG in sys.argv[1:]:
         sys.argv = [arg for arg in sys.argv if arg != QUIET_FLAG]

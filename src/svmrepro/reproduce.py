@@ -53,7 +53,7 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from svmrepro import settings
-from svmrepro.compose import compose_config, experiments, papers, searchpath_override, sweep_jobs
+from svmrepro.compose import check_config_files, compose_config, experiments, papers, searchpath_override, sweep_jobs
 from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
@@ -405,6 +405,7 @@ def use_config_dirs(dirs: list[Path]) -> None:
         if not (folder / "experiment").is_dir() and not (folder / "dataset").is_dir():
             raise SvmReproError(f"--config-dir {folder}: expected a folder with experiment/<paper>/<id>.yaml "
                                 "or dataset/<name>.yaml files")
+        check_config_files(folder)
     if dirs:
         os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
 
