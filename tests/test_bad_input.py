@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, make_constrain
 
 from svmrepro.build import build
 from svmrepro.compose import CONF_DIR, compose_config
-from svmrepro.data import files
+from svmrepro.data import covtype, files
 from svmrepro.data.files import OFFLINE_ENV
 from svmrepro.errors import ConfigError, DataError
 from svmrepro.reproduce import main as reproduce
@@ -344,3 +344,14 @@ def test_a_malformed_yaml_file_in_a_config_dir_is_one_line_naming_it(program, tm
     assert code == 2
     assert lines == [f"{program}: error: config file {mine / 'tiny.yaml'} is not valid YAML at line 3, column 4: "
                      "expected ',' or ']', but got ':'"]
+
+
+def test_a_directory_where_the_covtype_cache_belongs_is_one_line_naming_it(tmp_path, monkeypatch):
+    """Refused before the parse (seconds), whose table could not be kept there anyway."""
+    monkeypatch.setenv("SVMREPRO_DATA", str(tmp_path))
+    cache = tmp_path / "covtype" / f"covtype-{covtype.CONTENT_SHA256[:16]}.npy"
+    cache.mkdir(parents=True)
+    monkeypatch.setattr(covtype, "parse", None)  # never reached
+    with pytest.raises(DataError) as err:
+        covtype.load_table()
+    assert str(err.value) == f"covtype cache {cache} is not a file: remove it (svmrepro writes the parsed table there)"
