@@ -11,6 +11,7 @@ ends, is a stop as well (143).
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -139,3 +140,20 @@ def test_sigterm_just_after_the_sweep_ended_exits_143_with_one_line(root):
         "the same command runs the rest"
     ]
     assert "Traceback" not in output and "Exception ignored" not in output
+
+
+@pytest.mark.parametrize(("module", "program", "args"), [
+    ("svmrepro", "svmrepro-run", ["dataset.n_train=40"]),
+    ("svmrepro.reproduce", "svmrepro-reproduce", ["--check"]),
+    ("svmrepro.data.cli", "svmrepro-data", ["list"]),
+])
+def test_ctrl_c_during_the_imports_is_one_line(module, program, args, tmp_path):
+    """0.3 s in, each entry point is still importing (hydra, mlflow, scikit-learn: seconds), before
+    its main installs anything: one line, and the process ends as Ctrl-C ends it (130 in a shell)."""
+    started = subprocess.Popen([sys.executable, "-m", module, *args], cwd=tmp_path, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.3)
+    started.send_signal(signal.SIGINT)
+    _, stderr = started.communicate(timeout=60)
+    assert started.returncode == -signal.SIGINT
+    assert stderr.splitlines() == [f"{program}: stopped by SIGINT"]

@@ -9,7 +9,8 @@ time elapsed and left); ``--quiet`` (or ``SVMREPRO_QUIET=1``) leaves them out. A
 failed job ends with the list of failures and exit code 1; a bad value or an unreachable
 tracking store ends a run (or a sweep, before any job starts) with one line and exit code 2.
 SIGTERM and SIGINT (Ctrl-C) end a run or a sweep with one line and exit code 143 or 130: the
-workers end, the runs in progress are marked KILLED (:mod:`svmrepro.signals`). Every line
+workers end, the runs in progress are marked KILLED (:mod:`svmrepro.signals`); so does a signal
+while the program starts (its imports) or ends (its workers shutting down). Every line
 printed or logged has the password of a URI masked (:mod:`svmrepro.redact`).
 
 The sweeper is svmrepro's (``hydra/sweeper: svmrepro``, :mod:`hydra_plugins.svmrepro_sweeper`);
@@ -26,6 +27,10 @@ error is never offered for tuning).
 """
 
 from __future__ import annotations
+
+from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+
+one_line_stop("svmrepro-run")
 
 import argparse
 import logging

@@ -32,6 +32,10 @@ beside the paper's number (:mod:`svmrepro.report.numbers`).
 
 from __future__ import annotations
 
+from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+
+one_line_stop("svmrepro-reproduce")
+
 import argparse
 import logging
 import os
