@@ -355,3 +355,38 @@ def test_a_directory_where_the_covtype_cache_belongs_is_one_line_naming_it(tmp_p
     with pytest.raises(DataError) as err:
         covtype.load_table()
     assert str(err.value) == f"covtype cache {cache} is not a file: remove it (svmrepro writes the parsed table there)"
+
+
+# --- a full disk ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 250 KiB file system: room for a job's files and one run's artifacts, not for four."""
+    folder = tmp_path / "small_disk"
+    folder.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=250k", "tmpfs", str(folder)]).returncode:
+        pytest.skip("a small file system needs root (mount -t tmpfs)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_full_disk_is_one_line_per_failed_job_and_the_finished_runs_are_kept(small_disk, tmp_path):
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = _cli("-m", "seed=range(4)", "dataset=checkerboard", "+surface.resolution=100", f"tracking.uri={store}",
+                f"tracking.artifact_root={small_disk / 'artifacts'}", f"hydra.sweep.dir={small_disk / 'sweep'}")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1
+    assert "Traceback" not in output and "Logging error" not in output, output[-3000:]
+    failed = [line for line in output.splitlines() if re.search(r"job \d failed", line)]
+    stopped = [line for line in done.lines if line.startswith("svmrepro-run: the sweep stopped: ")]
+    assert failed or stopped, output[-3000:]
+    assert all(line.endswith("failed: no space left on the device: OSError: [Errno 28] No space left on device")
+               for line in failed), failed
+    assert all("No space left on device" in line for line in stopped), stopped
+    client = MlflowClient(store)
+    finished = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id], "attributes.status = 'FINISHED'")
+    assert sum(" FINISHED: " in line for line in output.splitlines()) == len(finished) >= 1
+    assert all("test_error" in run.data.metrics for run in finished)

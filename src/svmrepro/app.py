@@ -33,6 +33,7 @@ from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow im
 one_line_stop("svmrepro-run")
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -66,6 +67,7 @@ QUIET_FLAG, QUIET_ENV = "--quiet", "SVMREPRO_QUIET"
 #: the pid of the svmrepro-run process, so a job knows whether it runs in a worker process
 MAIN_PID_ENV = "SVMREPRO_MAIN_PID"
 MULTIRUN_FLAGS = ("-m", "--multirun")
+NO_SPACE_ERRNOS, SQLITE_FULL = (errno.ENOSPC, errno.EDQUOT), "database or disk is full"
 #: the sweepers that run grids and ignore what a job returns; any other is taken to minimize it
 GRID_SWEEPERS = (ModeSweeperConf._target_, "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
 
@@ -109,10 +111,25 @@ def objective(result: RunResult, hydra_cfg) -> float | None:
     return value
 
 
+def no_space(exc: BaseException) -> str | None:
+    """``no space left on the device: <error>`` when ``exc`` or an exception it came from is a full
+    disk (an OSError's ENOSPC or EDQUOT, SQLite's "database or disk is full" through MLflow), else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if (isinstance(exc, OSError) and exc.errno in NO_SPACE_ERRNOS) or SQLITE_FULL in str(exc):
+            return f"no space left on the device: {error_line(exc)}"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def job(cfg: DictConfig) -> float | None:
     hydra_cfg = HydraConfig.get()
     sweeping = hydra_cfg.mode == RunMode.MULTIRUN
+    # a full disk fails every line written to the job's log file, each with a "--- Logging error ---"
+    # traceback on the console: the console keeps the lines, the log file loses them quietly
+    logging.raiseExceptions = False
     started, status = time.perf_counter(), progress.FAILED
     try:
         with signals.stopping_job(in_worker=os.environ.get(MAIN_PID_ENV) != str(os.getpid())):
@@ -129,9 +146,16 @@ def job(cfg: DictConfig) -> float | None:
         print(redact(f"svmrepro-run: error: {exc}"), file=sys.stderr)
         sys.exit(2)
     except Exception as exc:  # a bug or a failed fit: its traceback in the job's log (and, once a run exists, in MLflow)
+        full = no_space(exc)
         if sweeping:
-            log.exception("job %s failed", hydra_cfg.job.num)
+            if full:  # the machine's failure, not the code's: one line
+                log.error("job %s failed: %s", hydra_cfg.job.num, full)
+            else:
+                log.exception("job %s failed", hydra_cfg.job.num)
             raise
+        if full:
+            print(redact(f"svmrepro-run: error: the run failed: {full}"), file=sys.stderr)
+            sys.exit(1)
         # not raised to Hydra, which would print "Error executing job with overrides: [...]" with a
         # password of tracking.uri in clear: the traceback goes through the job's (masking) logging
         log.exception("the run failed")
