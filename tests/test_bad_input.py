@@ -25,9 +25,10 @@ from sklearn.utils._param_validation import Interval, StrOptions, make_constrain
 
 from svmrepro.build import build
 from svmrepro.compose import CONF_DIR, compose_config
-from svmrepro.data import files
+from svmrepro.data import covtype, files
 from svmrepro.data.files import OFFLINE_ENV
 from svmrepro.errors import ConfigError, DataError
+from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
 from svmrepro.tracking import Store, TrackingError, probe
 
@@ -68,6 +69,11 @@ def test_an_unknown_name_is_refused_first_thing_and_nothing_is_logged(override, 
         ("dataset.n_train=abc", r"dataset\.n_train='abc' is invalid: expected an integer"),
         ("dataset.std=abc", r"dataset\.std='abc' is invalid: expected a number"),
         ("seed=-1", r"seed=-1 is invalid: expected an integer in \[0, 4294967295\]"),
+        # run settings with a range (svmrepro.settings.check)
+        ("parallel.blas_threads=-3", r"parallel\.blas_threads=-3 is invalid: expected an integer >= 1 or null"),
+        ("sweep_jobs=-1", r"sweep_jobs=-1 is invalid: expected an integer >= 1 or null"),
+        # a YAML boolean where scikit-learn's Interval would take it for 1
+        ("algorithm.C=true", r"algorithm\.C=true is invalid: expected a number, not a boolean"),
         # a generated data set larger than memory: refused, not allocated (which ended out of memory)
         ("dataset.n_train=10000000000",
          r"dataset\.n_train=10000000000 is invalid: expected at most \d+ with n_test=10000: "
@@ -77,7 +83,8 @@ def test_an_unknown_name_is_refused_first_thing_and_nothing_is_logged(override, 
          r"dataset\.n_train=600000 is invalid: expected at most 521012 with n_val=10000, n_test=50000: "
          r"covtype problem 2_vs_rest has 581012 rows"),
     ],
-    ids=["n_train=2.5", "n_train=abc", "std=abc", "seed=-1", "n_train>memory", "n_train>covtype"],
+    ids=["n_train=2.5", "n_train=abc", "std=abc", "seed=-1", "blas_threads=-3", "sweep_jobs=-1", "C=true",
+         "n_train>memory", "n_train>covtype"],
 )
 def test_a_bad_size_or_seed_is_one_line_naming_key_value_and_what_is_allowed(override, line, tmp_path):
     done = _cli(*override.split(), f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path}")
@@ -264,3 +271,122 @@ def test_an_out_of_range_algorithm_value_is_one_line_naming_it(algorithm):
         assert message.startswith(f"algorithm.{path}=") and "\n" not in message
 
     check()
+
+
+# --- folders that cannot be written: one line naming the folder, before anything runs -----------
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """A folder nothing can be written in: read-only for a user, a read-only file system for root
+    (whom permissions do not stop)."""
+    folder = tmp_path / "read_only"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)]).returncode:
+        pytest.skip("root, and a read-only file system cannot be mounted here")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_an_output_folder_that_cannot_be_written_is_one_line_naming_it(read_only, sweep, tmp_path):
+    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    done = _cli(*(["-m", "seed=0,1"] if sweep else []), "dataset.n_train=40", f"{key}={read_only / 'out'}",
+                f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}")
+    assert done.returncode == 2
+    assert len(done.lines) == 1 and done.lines[0].startswith(
+        f"svmrepro-run: error: the output folder {read_only / 'out'} ({key}) cannot be written: "), done.stderr
+    assert not (tmp_path / "mlflow.db").exists()  # refused before the store was opened
+
+
+@pytest.mark.parametrize("where", ["results-dir", "current-folder"])
+def test_a_reproduction_whose_folders_cannot_be_written_is_one_line_naming_them(read_only, where, tmp_path,
+                                                                               monkeypatch, capsys):
+    if where == "results-dir":
+        args, line = ["--results-dir", str(read_only / "results")], f"the results folder {read_only / 'results'}"
+    else:
+        monkeypatch.chdir(read_only)
+        args, line = ["--results-dir", str(tmp_path / "results")], f"the current folder {read_only}"
+    assert reproduce(["--experiment", "cross_training/fig3_baseline", *args]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"svmrepro-reproduce: error: {line} cannot be written"), err
+
+
+def test_from_csv_without_its_results_folder_is_refused_naming_it(tmp_path, capsys):
+    missing = tmp_path / "no_results"
+    assert reproduce(["--experiment", "cross_training/fig3_baseline", "--from-csv", "--results-dir", str(missing)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"svmrepro-reproduce: error: --from-csv: no results folder {missing}: expected the outputs' runs CSVs in it "
+        "(<paper>/<id>.runs.csv); give --results-dir, or build from MLflow first"]
+
+
+# --- a user's config folder with a malformed file -------------------------------------------
+
+
+@pytest.mark.parametrize("program", ["svmrepro-run", "svmrepro-reproduce"])
+def test_a_malformed_yaml_file_in_a_config_dir_is_one_line_naming_it(program, tmp_path, capsys):
+    mine = tmp_path / "my_conf" / "experiment" / "mine"
+    mine.mkdir(parents=True)
+    (mine / "tiny.yaml").write_text("report:\n  title: [unclosed\n  x: : y\n")
+    if program == "svmrepro-run":
+        done = _cli("--config-dir", str(tmp_path / "my_conf"), "experiment=mine/tiny", f"hydra.run.dir={tmp_path}")
+        code, lines = done.returncode, done.lines
+    else:
+        code = reproduce(["--config-dir", str(tmp_path / "my_conf"), "--experiment", "mine/tiny", "--check"])
+        lines = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert lines == [f"{program}: error: config file {mine / 'tiny.yaml'} is not valid YAML at line 3, column 4: "
+                     "expected ',' or ']', but got ':'"]
+
+
+def test_a_directory_where_the_covtype_cache_belongs_is_one_line_naming_it(tmp_path, monkeypatch):
+    """Refused before the parse (seconds), whose table could not be kept there anyway."""
+    monkeypatch.setenv("SVMREPRO_DATA", str(tmp_path))
+    cache = tmp_path / "covtype" / f"covtype-{covtype.CONTENT_SHA256[:16]}.npy"
+    cache.mkdir(parents=True)
+    monkeypatch.setattr(covtype, "parse", None)  # never reached
+    with pytest.raises(DataError) as err:
+        covtype.load_table()
+    assert str(err.value) == f"covtype cache {cache} is not a file: remove it (svmrepro writes the parsed table there)"
+
+
+# --- a full disk ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 250 KiB file system: room for a job's files and one run's artifacts, not for four."""
+    folder = tmp_path / "small_disk"
+    folder.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=250k", "tmpfs", str(folder)]).returncode:
+        pytest.skip("a small file system needs root (mount -t tmpfs)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_full_disk_is_one_line_per_failed_job_and_the_finished_runs_are_kept(small_disk, tmp_path):
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = _cli("-m", "seed=range(4)", "dataset=checkerboard", "+surface.resolution=100", f"tracking.uri={store}",
+                f"tracking.artifact_root={small_disk / 'artifacts'}", f"hydra.sweep.dir={small_disk / 'sweep'}")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1
+    assert "Traceback" not in output and "Logging error" not in output, output[-3000:]
+    failed = [line for line in output.splitlines() if re.search(r"job \d failed", line)]
+    stopped = [line for line in done.lines if line.startswith("svmrepro-run: the sweep stopped: ")]
+    assert failed or stopped, output[-3000:]
+    assert all(line.endswith("failed: no space left on the device: OSError: [Errno 28] No space left on device")
+               for line in failed), failed
+    assert all("No space left on device" in line for line in stopped), stopped
+    client = MlflowClient(store)
+    finished = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id], "attributes.status = 'FINISHED'")
+    assert sum(" FINISHED: " in line for line in output.splitlines()) == len(finished) >= 1
+    assert all("test_error" in run.data.metrics for run in finished)

@@ -13,6 +13,9 @@ import sys
 import time
 
 import pytest
+from hydra._internal.grammar.utils import escape_special_characters
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from svmrepro.redact import RedactFilter, redact
 from svmrepro.tracking import TrackingError, probe
@@ -29,6 +32,11 @@ ENCODED = "Pa55-w0rd%2Fwith%3Aodd%40chars"
         # as Hydra writes an override into hydra.yaml, overrides.yaml and its launcher's log lines
         (r"tracking.uri=postgresql\://u\:secret@h\:5432/db", r"tracking.uri=postgresql\://u\:***@h\:5432/db"),
         ("two: a://u:p@h and b://v:q@k", "two: a://u:***@h and b://v:***@k"),
+        # a raw @ in the password: masked up to the last @ of the host part (urllib reads it so)
+        ("postgresql://u:p@ss@w0rd@host/db", "postgresql://u:***@host/db"),
+        ("mysql://u:a b#c?d%e@h/d\nnext line: x@y", "mysql://u:***@h/d\nnext line: x@y"),
+        ("['seed=0', 'tracking.uri=a://u:p@q@h/db', 'label=b://v:w@k']",
+         "['seed=0', 'tracking.uri=a://u:***@h/db', 'label=b://v:***@k']"),
         ("http://host:5000/path", "http://host:5000/path"),
         ("https://user@host/x", "https://user@host/x"),
         ("sqlite:////tmp/mlflow.db", "sqlite:////tmp/mlflow.db"),
@@ -36,6 +44,25 @@ ENCODED = "Pa55-w0rd%2Fwith%3Aodd%40chars"
 )
 def test_redact_masks_the_password_of_every_uri(text, redacted):
     assert redact(text) == redacted
+
+
+#: any printable character (a line break ends a line, and redaction works line by line)
+PASSWORDS = st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=40)
+
+
+@given(PASSWORDS)
+def test_redact_masks_a_password_of_any_characters_whole(password):
+    """Raw, and as Hydra escapes an override (``override_dirname``, its launcher's log lines); only
+    a password that itself holds a space and another ``scheme://`` is ambiguous."""
+    assume(not (any(c.isspace() for c in password) and "//" in password))
+    uri = f"postgresql+psycopg2://svmrepro:{password}@127.0.0.1:5432/runs"
+    for text, masked in [
+        (f"tracking.uri={uri} seed=1", "tracking.uri=postgresql+psycopg2://svmrepro:***@127.0.0.1:5432/runs seed=1"),
+        (escape_special_characters(f"tracking.uri={uri}"),
+         escape_special_characters("tracking.uri=postgresql+psycopg2://svmrepro:") + "***"
+         + escape_special_characters("@127.0.0.1:5432/runs")),
+    ]:
+        assert redact(text) == masked
 
 
 def test_the_log_filter_masks_messages_arguments_and_tracebacks():

@@ -4,12 +4,14 @@ left, the runs in progress KILLED (not RUNNING, not FAILED), one log line per ru
 Real ``svmrepro-run -m`` processes over test_faults' FaultyClassifier, whose fit sleeps: 4 jobs,
 joblib launcher with 2 workers (and one in-process sweep, Hydra's basic launcher). The signal is
 sent once 2 runs are RUNNING; a sweep started in a session of its own stands for a terminal, so
-Ctrl-C is SIGINT to its whole process group.
+Ctrl-C is SIGINT to its whole process group. A SIGTERM after the sweep ended, while the process
+ends, is a stop as well (143).
 """
 
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -96,3 +98,45 @@ def test_sigterm_stops_an_in_process_sweep(root):
     assert "Traceback" not in stderr
     assert left == []
     assert Counter(run.status for run in _runs(root)) == {"KILLED": 1}
+
+
+def test_sigterm_just_after_the_sweep_ended_exits_143_with_one_line(root):
+    """The sweep has ended and the process is ending (Python's shutdown waits for joblib's workers):
+    a SIGTERM then is a stop like any other, not an exception the shutdown ignores (which exited 0)."""
+    sweep = subprocess.Popen(_sweep_command(root, "ended"), env=_env(), cwd=root, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for line in sweep.stdout:
+            if "sweep ended" in line:
+                break
+        time.sleep(0.3)
+        assert sweep.poll() is None, "the process ended before the signal: nothing tested"
+        sweep.send_signal(signal.SIGTERM)
+        output = sweep.communicate(timeout=60)[0]
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+            sweep.wait()
+    assert sweep.returncode == 143, output[-3000:]
+    assert [line for line in output.splitlines() if line.startswith("svmrepro-run:")] == [
+        "svmrepro-run: stopped by SIGTERM: the runs in progress were marked KILLED, the finished ones are kept; "
+        "the same command runs the rest"
+    ]
+    assert "Traceback" not in output and "Exception ignored" not in output
+
+
+@pytest.mark.parametrize(("module", "program", "args"), [
+    ("svmrepro", "svmrepro-run", ["dataset.n_train=40"]),
+    ("svmrepro.reproduce", "svmrepro-reproduce", ["--check"]),
+    ("svmrepro.data.cli", "svmrepro-data", ["list"]),
+])
+def test_ctrl_c_during_the_imports_is_one_line(module, program, args, tmp_path):
+    """0.3 s in, each entry point is still importing (hydra, mlflow, scikit-learn: seconds), before
+    its main installs anything: one line, and the process ends as Ctrl-C ends it (130 in a shell)."""
+    started = subprocess.Popen([sys.executable, "-m", module, *args], cwd=tmp_path, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.3)
+    started.send_signal(signal.SIGINT)
+    _, stderr = started.communicate(timeout=60)
+    assert started.returncode == -signal.SIGINT
+    assert stderr.splitlines() == [f"{program}: stopped by SIGINT"]

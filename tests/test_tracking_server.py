@@ -1,8 +1,9 @@
 """Team tracking: a 2-job joblib sweep logs to an ``mlflow server`` with a PostgreSQL backend store,
 a shared artifact root and MLflow's basic-auth app (README, "Team tracking server"), and every run
 reads back through the REST API; an anonymous request is refused. A sweep that logs straight to
-PostgreSQL with the password in ``tracking.uri`` leaves the password nowhere: not in the runs'
-params, tags or artifacts, not in Hydra's files, not on the console.
+PostgreSQL with the password in ``tracking.uri``, a reproduction with it in ``--tracking-uri`` and
+a run that fails leave the password nowhere: not in the runs' params, tags or artifacts, not in
+Hydra's files or the results, not on the console, not in their child processes' command lines.
 
 Runs when ``SVMREPRO_TEST_POSTGRES_URI`` names a PostgreSQL database whose user may create
 databases (``.ci/run`` starts PostgreSQL on loopback and sets it); each session gets a fresh
@@ -10,6 +11,7 @@ database, dropped afterwards.
 """
 
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -23,9 +25,10 @@ import uuid
 from unittest import mock
 from urllib.parse import quote, urlsplit, urlunsplit
 
+import psutil
 import pytest
 from mlflow.tracking import MlflowClient
-from test_end_to_end import EXPERIMENT, _sweep
+from test_end_to_end import EXPERIMENT, NARROWED, SMALL, _sweep
 
 POSTGRES_URI = os.environ.get("SVMREPRO_TEST_POSTGRES_URI")
 pytestmark = pytest.mark.skipif(
@@ -39,9 +42,9 @@ METRICS = {"n_train", "n_test", "n_sv", "train_error", "test_error", "fit_time_s
 ADMIN, ADMIN_PASSWORD = "admin", f"admin-{uuid.uuid4().hex}"
 
 
-@pytest.fixture(scope="module")
-def database():
-    """A new database on the server of SVMREPRO_TEST_POSTGRES_URI; its libpq URI."""
+@contextlib.contextmanager
+def _new_database():
+    """A new database on the server of SVMREPRO_TEST_POSTGRES_URI, dropped afterwards; its libpq URI."""
     psycopg2 = pytest.importorskip("psycopg2", reason='pip install -e ".[test]"')
     name = f"svmrepro_e2e_{uuid.uuid4().hex[:12]}"
     admin = psycopg2.connect(POSTGRES_URI)
@@ -54,6 +57,13 @@ def database():
         with admin.cursor() as cursor:
             cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
+
+
+@pytest.fixture(scope="module")
+def database():
+    """The server's database."""
+    with _new_database() as uri:
+        yield uri
 
 
 def _free_port() -> int:
@@ -208,31 +218,79 @@ def test_the_server_refuses_anonymous_requests(server, runs, method, path, body)
     assert _post(f"{url}/api/2.0/mlflow/runs/search", {"experiment_ids": [runs[0]["info"]["experiment_id"]]})["runs"]
 
 
-def test_a_password_in_the_tracking_uri_is_stored_and_printed_nowhere(database, tmp_path):
-    """A sweep straight to PostgreSQL, the password in ``tracking.uri``: it runs, and no file it
-    wrote (Hydra's multirun.yaml and .hydra/*.yaml, the job logs, the runs' artifacts), no param,
-    tag or artifact of its runs and no console line holds the password."""
+def _watched(command: list[str], cwd, console) -> tuple[int, str, list[str]]:
+    """Run ``command``; (exit code, its stdout and stderr, the command lines of its descendants,
+    read every 0.1 s while it ran)."""
+    with open(console, "w+") as out:
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        seen, deadline = set(), time.monotonic() + 300
+        while process.poll() is None and time.monotonic() < deadline:
+            for child in psutil.Process(process.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):  # ended since it was listed
+                    seen.add(" ".join(child.cmdline()))
+            time.sleep(0.1)
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        out.seek(0)
+        return process.returncode, out.read(), sorted(seen)
+
+
+def test_a_password_in_the_tracking_uri_is_stored_printed_and_shown_nowhere(tmp_path):
+    """A sweep straight to PostgreSQL, the password in ``tracking.uri``, then ``svmrepro-reproduce
+    --tracking-uri`` of an experiment (its sweep in a child process, its output logged to MLflow):
+    both run, and no file they wrote (Hydra's multirun.yaml and .hydra/*.yaml, the job logs, the
+    runs' artifacts, the results), no param, tag or artifact of any run, no console line and no
+    command line of their child processes (joblib workers, the reproduction's sweep) holds the
+    password. The commands started here hold it: the user typed it there."""
     password = urlsplit(POSTGRES_URI).password
     assert password
-    store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
-    command = [
-        sys.executable, "-m", "svmrepro", "-m", "dataset.n_train=40,60", "dataset.n_test=40", "algorithm=svc_linear",
-        "hydra/launcher=parallel", "hydra.launcher.n_jobs=2", f"tracking.uri={store}",
-        f"tracking.artifact_root={tmp_path / 'artifacts'}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert password not in done.stdout + done.stderr
-    assert f"{urlsplit(store).username}:***@" in done.stdout  # the store is named, masked
-    written = [path for path in tmp_path.rglob("*") if path.is_file()]
-    assert {".hydra/hydra.yaml", "multirun.yaml", "config.yaml"} <= {
+    work, console = tmp_path / "work", tmp_path / "console"
+    work.mkdir()
+    with _new_database() as database:
+        store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
+        sweep = [
+            sys.executable, "-m", "svmrepro", "-m", "dataset.n_train=40,60", "dataset.n_test=40",
+            "algorithm=svc_linear", "hydra/launcher=parallel", "hydra.launcher.n_jobs=2", f"tracking.uri={store}",
+            f"tracking.artifact_root={work / 'artifacts'}", f"hydra.sweep.dir={work / 'sweep'}",
+        ]
+        code, swept, sweep_children = _watched(sweep, work, console)
+        assert code == 0, swept[-3000:]
+        reproduce = [sys.executable, "-m", "svmrepro.reproduce", "--experiment", EXPERIMENT, "--tracking-uri", store,
+                     "--results-dir", str(work / "results"), *NARROWED]
+        code, reproduced, reproduce_children = _watched(reproduce, work, console)
+        assert code == 0, reproduced[-3000:]
+        client = MlflowClient(store)
+        runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    assert f"{urlsplit(store).username}:***@" in swept  # the store is named, masked
+    assert any(f"experiment={EXPERIMENT}" in line for line in reproduce_children)  # its sweep was watched
+    assert any("loky" in line or "joblib" in line for line in sweep_children)  # and the workers
+    for text in [swept, reproduced, *sweep_children, *reproduce_children]:
+        assert password not in text
+    written = [path for path in work.rglob("*") if path.is_file()]
+    assert {".hydra/hydra.yaml", "multirun.yaml", "config.yaml", f"{EXPERIMENT.split('/')[1]}.md"} <= {
         path.relative_to(path.parents[1]).as_posix() if path.parent.name == ".hydra" else path.name for path in written
     }
     assert [path for path in written if password.encode() in path.read_bytes()] == []
-    client = MlflowClient(store)
-    found = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id], "tags.`svmrepro.kind` = 'result'")
-    assert len(found) == 2 and {run.info.status for run in found} == {"FINISHED"}
-    for run in found:
+    # every run: the sweeps' parents, their jobs, the output's report run; their artifacts are files above
+    assert {run.data.tags.get("svmrepro.kind") for run in runs} == {"sweep", "result", "report"}
+    for run in runs:
+        assert run.info.status == "FINISHED"
         assert password not in json.dumps([run.data.params, run.data.tags])
-        config = client.download_artifacts(run.info.run_id, "config.yaml", str(tmp_path / "download"))
-        assert "***" in open(config).read() and password not in open(config).read()
+        assert urlsplit(run.info.artifact_uri).path.startswith(str(work))
+
+
+def test_a_run_that_fails_unexpectedly_prints_its_error_without_the_password(tmp_path):
+    """A single run whose fit raises (not a bad value svmrepro checks): Hydra would print "Error executing
+    job with overrides: [...]" with the URI in clear; svmrepro-run prints the traceback and one line, masked."""
+    password = urlsplit(POSTGRES_URI).password
+    with _new_database() as database:
+        store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
+        command = [sys.executable, "-m", "svmrepro", "dataset.n_train=40", "algorithm=svc", "algorithm.kernel=precomputed",
+                   f"tracking.uri={store}", f"hydra.run.dir={tmp_path / 'run'}"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert done.stderr.splitlines()[-1].startswith("svmrepro-run: error: the run failed: ValueError: Precomputed matrix")
+    assert "Error executing job" not in done.stderr and "ValueError" in done.stdout  # the traceback, logged
+    for text in [done.stdout, done.stderr, *(p.read_text() for p in tmp_path.rglob("*") if p.is_file())]:
+        assert password not in text

@@ -9,7 +9,8 @@ time elapsed and left); ``--quiet`` (or ``SVMREPRO_QUIET=1``) leaves them out. A
 failed job ends with the list of failures and exit code 1; a bad value or an unreachable
 tracking store ends a run (or a sweep, before any job starts) with one line and exit code 2.
 SIGTERM and SIGINT (Ctrl-C) end a run or a sweep with one line and exit code 143 or 130: the
-workers end, the runs in progress are marked KILLED (:mod:`svmrepro.signals`). Every line
+workers end, the runs in progress are marked KILLED (:mod:`svmrepro.signals`); so does a signal
+while the program starts (its imports) or ends (its workers shutting down). Every line
 printed or logged has the password of a URI masked (:mod:`svmrepro.redact`).
 
 The sweeper is svmrepro's (``hydra/sweeper: svmrepro``, :mod:`hydra_plugins.svmrepro_sweeper`);
@@ -27,22 +28,33 @@ error is never offered for tuning).
 
 from __future__ import annotations
 
+from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+
+one_line_stop("svmrepro-run")
+
+import argparse
+import errno
 import logging
 import os
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import CompactHydraException
+from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from hydra_plugins.svmrepro_sweeper import progress
 from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
+from hydra_plugins.svmrepro_sweeper.failures import error_line
 from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
 from omegaconf import DictConfig
 
 from svmrepro import settings, signals
-from svmrepro.locations import CONF_DIR
+from svmrepro.compose import check_config_files
+from svmrepro.locations import CONF_DIR, check_writable
 from svmrepro.errors import SvmReproError
 from svmrepro.redact import redact
 from svmrepro.runner import SKIPPED, RunResult, run
@@ -55,6 +67,7 @@ QUIET_FLAG, QUIET_ENV = "--quiet", "SVMREPRO_QUIET"
 #: the pid of the svmrepro-run process, so a job knows whether it runs in a worker process
 MAIN_PID_ENV = "SVMREPRO_MAIN_PID"
 MULTIRUN_FLAGS = ("-m", "--multirun")
+NO_SPACE_ERRNOS, SQLITE_FULL = (errno.ENOSPC, errno.EDQUOT), "database or disk is full"
 #: the sweepers that run grids and ignore what a job returns; any other is taken to minimize it
 GRID_SWEEPERS = (ModeSweeperConf._target_, "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
 
@@ -63,6 +76,26 @@ class NoValidationSplit(SvmReproError, CompactHydraException):
     """An optimizing sweeper's job whose data set has no validation split: nothing to minimize.
 
     A CompactHydraException, so Hydra prints its message alone when the sweeper re-raises it."""
+
+
+class WritableOutputs(Callback):
+    """Hydra callback, the first: the run's or sweep's output folder can be written, checked before
+    Hydra makes it (a traceback) and the store is opened; otherwise one line and exit 2."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(Path(config.hydra.run.dir), "hydra.run.dir")
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(Path(config.hydra.sweep.dir), "hydra.sweep.dir")
+
+    @staticmethod
+    def _check(folder: Path, key: str) -> None:
+        try:
+            check_writable(folder)
+        except OSError as exc:
+            print(f"svmrepro-run: error: the output folder {folder.resolve()} ({key}) cannot be written: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            sys.exit(2)
 
 
 def objective(result: RunResult, hydra_cfg) -> float | None:
@@ -78,10 +111,25 @@ def objective(result: RunResult, hydra_cfg) -> float | None:
     return value
 
 
+def no_space(exc: BaseException) -> str | None:
+    """``no space left on the device: <error>`` when ``exc`` or an exception it came from is a full
+    disk (an OSError's ENOSPC or EDQUOT, SQLite's "database or disk is full" through MLflow), else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if (isinstance(exc, OSError) and exc.errno in NO_SPACE_ERRNOS) or SQLITE_FULL in str(exc):
+            return f"no space left on the device: {error_line(exc)}"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def job(cfg: DictConfig) -> float | None:
     hydra_cfg = HydraConfig.get()
     sweeping = hydra_cfg.mode == RunMode.MULTIRUN
+    # a full disk fails every line written to the job's log file, each with a "--- Logging error ---"
+    # traceback on the console: the console keeps the lines, the log file loses them quietly
+    logging.raiseExceptions = False
     started, status = time.perf_counter(), progress.FAILED
     try:
         with signals.stopping_job(in_worker=os.environ.get(MAIN_PID_ENV) != str(os.getpid())):
@@ -97,10 +145,23 @@ def job(cfg: DictConfig) -> float | None:
             raise  # the sweep goes on; the sweeper lists the failed jobs at the end
         print(redact(f"svmrepro-run: error: {exc}"), file=sys.stderr)
         sys.exit(2)
-    except Exception:
-        if sweeping:  # a bug or a failed fit: its traceback in the job's log (and, once a run exists, in MLflow)
-            log.exception("job %s failed", hydra_cfg.job.num)
-        raise
+    except Exception as exc:  # a bug or a failed fit: its traceback in the job's log (and, once a run exists, in MLflow)
+        full = no_space(exc)
+        if sweeping:
+            if full:  # the machine's failure, not the code's: one line
+                log.error("job %s failed: %s", hydra_cfg.job.num, full)
+            else:
+                log.exception("job %s failed", hydra_cfg.job.num)
+            raise
+        if full:
+            print(redact(f"svmrepro-run: error: the run failed: {full}"), file=sys.stderr)
+            sys.exit(1)
+        # not raised to Hydra, which would print "Error executing job with overrides: [...]" with a
+        # password of tracking.uri in clear: the traceback goes through the job's (masking) logging
+        log.exception("the run failed")
+        print(redact(f"svmrepro-run: error: the run failed: {error_line(exc)} (traceback above and in "
+                     f"{hydra_cfg.runtime.output_dir})"), file=sys.stderr)
+        sys.exit(1)
     finally:
         if sweeping:
             line = progress.record(hydra_cfg.sweep.dir, hydra_cfg.job.num, status, time.perf_counter() - started)
@@ -119,9 +180,22 @@ def other_sweeper(arguments: list[str]) -> bool:
     return any(arg.startswith("hydra/sweeper=") and arg != "hydra/sweeper=svmrepro" for arg in arguments)
 
 
+def config_dir(arguments: list[str]) -> Path | None:
+    """The folder of Hydra's ``--config-dir``/``-cd`` option, if given."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--config-dir", "-cd", type=Path)
+    return parser.parse_known_args(arguments)[0].config_dir
+
+
 def main() -> None:
     """The console script: ``--quiet`` is ours (passed on to sweep workers as ``SVMREPRO_QUIET``)."""
     signals.install()
+    try:
+        if folder := config_dir(sys.argv[1:]):
+            check_config_files(folder)
+    except SvmReproError as exc:
+        print(f"svmrepro-run: error: {exc}", file=sys.stderr)
+        sys.exit(2)
     os.environ[MAIN_PID_ENV] = str(os.getpid())
     if QUIET_FLAG in sys.argv[1:]:
         sys.argv = [arg for arg in sys.argv if arg != QUIET_FLAG]
@@ -131,9 +205,15 @@ def main() -> None:
     try:
         job()
     except signals.Interrupted as stop:
-        print(f"svmrepro-run: stopped by {stop}: the runs in progress were marked KILLED, the finished ones "
-              "are kept; the same command runs the rest", file=sys.stderr)
+        print(stop_line(stop), file=sys.stderr)
         sys.exit(stop.exit_code)
+    finally:  # a stop while the process ends (joblib's workers shutting down) still exits 128 + the signal
+        signals.exit_on_signal(stop_line)
+
+
+def stop_line(stop: signals.Interrupted) -> str:
+    return (f"svmrepro-run: stopped by {stop}: the runs in progress were marked KILLED, the finished ones are kept; "
+            "the same command runs the rest")
 
 
 if __name__ == "__main__":

@@ -16,12 +16,9 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import InvalidParameterError
 
+from svmrepro import settings
 from svmrepro.data.base import DatasetSource
 from svmrepro.errors import ConfigError, SvmReproError
-
-#: seeds every consumer takes: numpy's generators and scikit-learn's ``random_state``
-SEED_RANGE = (0, 2**32 - 1)
-
 
 @dataclass
 class RunParts:
@@ -41,8 +38,9 @@ def _instantiate(node: DictConfig, key: str):
 
 
 def check_estimator_params(estimator, key: str) -> None:
-    """Validate against the estimator's ``_parameter_constraints`` (scikit-learn's own table),
-    then every estimator nested in its parameters (``estimator=SVC(...)`` of meta-estimators)."""
+    """Validate against the estimator's ``_parameter_constraints`` (scikit-learn's own table), a
+    boolean where only numbers are allowed included, then every estimator nested in its parameters
+    (``estimator=SVC(...)`` of meta-estimators)."""
     params = estimator.get_params(deep=False)
     if hasattr(estimator, "_validate_params"):
         try:
@@ -50,7 +48,12 @@ def check_estimator_params(estimator, key: str) -> None:
         except InvalidParameterError as exc:
             name = str(exc).split("'")[1] if "'" in str(exc) else "?"
             raise ConfigError(f"{key}.{name}={params.get(name, '?')!r} is invalid: {exc}") from None
+    table = getattr(estimator, "_parameter_constraints", {})
     for name, value in params.items():
+        allowed = table.get(name, ["no_validation"])
+        # scikit-learn's Interval takes a bool for 0 or 1: a YAML ``true`` where a number goes is a mistake
+        if isinstance(value, bool) and not any(c in ("boolean", "verbose", "no_validation", bool, object) for c in allowed):
+            raise ConfigError(f"{key}.{name}={str(value).lower()} is invalid: expected a number, not a boolean")
         if isinstance(value, BaseEstimator):
             check_estimator_params(value, f"{key}.{name}")
 
@@ -75,9 +78,7 @@ def _check_dataset_types(node: DictConfig) -> None:
 
 
 def build(cfg: DictConfig) -> RunParts:
-    low, high = SEED_RANGE
-    if not low <= cfg.seed <= high:  # an integer: the run_settings schema saw to that
-        raise ConfigError(f"seed={cfg.seed} is invalid: expected an integer in [{low}, {high}]")
+    settings.check(cfg)
     _check_dataset_types(cfg.dataset)
     source = _instantiate(cfg.dataset, "dataset")
     if not isinstance(source, DatasetSource):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra_plugins.svmrepro_sweeper.mode_sweeper import expand, sweep_grids
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from svmrepro import settings
+from svmrepro.errors import ConfigError
 from svmrepro.locations import CONF_DIR, config_dirs, user_config_dirs
 
 
@@ -15,6 +19,20 @@ def searchpath_override() -> list[str]:
     """``hydra.searchpath=[file://...]`` for the user's config folders (none: no override)."""
     dirs = user_config_dirs()
     return [f"hydra.searchpath=[{','.join(f'file://{d}' for d in dirs)}]"] if dirs else []
+
+
+def check_config_files(folder: Path) -> None:
+    """Every YAML file of a user's config folder parses, read as Hydra reads it (OmegaConf), checked
+    before Hydra composes (where a malformed file ends in a traceback): one line naming the file,
+    the place and the problem."""
+    for path in sorted(folder.rglob("*.yaml")):
+        try:
+            OmegaConf.load(path)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise ConfigError(f"config file {path} is not valid YAML{where}: "
+                              f"{getattr(exc, 'problem', None) or exc}") from None
 
 
 def compose_config(overrides: list[str] = (), return_hydra_config: bool = False) -> DictConfig:

@@ -16,6 +16,7 @@ the search path: ``svmrepro-run --config-dir DIR`` (Hydra's option) or ``svmrepr
 from __future__ import annotations
 
 import os
+import tempfile
 from importlib.resources import files
 from pathlib import Path
 
@@ -55,3 +56,11 @@ def source_checkout() -> Path | None:
 def default_store_uri() -> str:
     """The embedded MLflow store of the current folder."""
     return f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+
+
+def check_writable(folder: Path) -> None:
+    """Make ``folder`` if missing and write a file in it (a permission, a read-only file system, a
+    file in its place): the OSError of the first thing that fails, before any real work."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=folder):
+        pass

@@ -19,10 +19,15 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 MASK = "***"
-#: ``scheme://user:password@``, also as Hydra writes an override (``scheme\://user\:password@``):
-#: the password ends at the first ``@`` (SQLAlchemy's reading of a URL), or at white space, so
-#: a password with ``/`` or ``:`` in it is masked whole
-_USERINFO_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*\\?://[^\s:/@\\]*\\?:)[^\s@]+(?=@)")
+_SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]*\\?://"
+#: ``scheme://user:password@``, also as Hydra writes an override (``scheme\://user\:password@``).
+#: The password runs to the LAST ``@`` of the line before the next URI: URL parsers read a raw
+#: ``@`` differently (SQLAlchemy stops at the first, urllib's ``urlsplit`` at the last of the
+#: host part), so every character up to the last one is masked, whatever the password holds
+#: (``@ : / # % ?``, spaces). A line is the limit: a masked file keeps its other lines.
+_USERINFO_PASSWORD = re.compile(
+    rf"(?P<head>\b{_SCHEME}[^\s:/@\\]*\\?:)(?:(?!\s\S*{_SCHEME}).)+(?=@)"
+)
 
 
 def redact(text: str) -> str:

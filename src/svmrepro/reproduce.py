@@ -33,6 +33,10 @@ paper's number (:mod:`svmrepro.report.numbers`).
 
 from __future__ import annotations
 
+from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+
+one_line_stop("svmrepro-reproduce")
+
 import argparse
 import logging
 import os
@@ -53,13 +57,15 @@ from hydra_plugins.svmrepro_sweeper.progress import clock
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from svmrepro import settings
 from svmrepro.code_digest import code_digest, made_by
-from svmrepro.compose import compose_config, experiments, papers, searchpath_override, sweep_jobs
-from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR
+from svmrepro.compose import check_config_files, compose_config, experiments, papers, searchpath_override, sweep_jobs
+from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import is_exclusive
 from svmrepro.identity import config_hash
+from svmrepro.redact import RedactFilter
 from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
@@ -74,6 +80,8 @@ from svmrepro.tracking import RUN_NAME_TAG, Store, TrackingError, ensure_store, 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
 REPORT_KIND, REPORT_MODE = "svmrepro.kind", "svmrepro.mode"
+#: the store of a sweep's child process (:func:`svmrepro.tracking.tracking_uri` reads it)
+TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 
 @dataclass(frozen=True)
@@ -105,18 +113,21 @@ def spec_of(experiment: str, mode: str) -> ReportSpec:
 
 def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list[str]) -> bool:
     """The experiment's sweep in a child process, ``plan.n_jobs`` jobs at once or fewer when the
-    experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win."""
+    experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win.
+    ``tracking_uri`` is passed as ``$MLFLOW_TRACKING_URI``."""
     cfg = compose_config([f"experiment={experiment}", f"mode={plan.mode}"])
+    settings.check(cfg)
     limit = 1 if is_exclusive(cfg) else cfg.get("sweep_jobs")
     n_jobs = min(plan.n_jobs, limit) if limit else plan.n_jobs
     command = [
         sys.executable, "-m", "svmrepro", "-m", f"experiment={experiment}", f"mode={plan.mode}",
         f"hydra/launcher={plan.launcher}", f"hydra.launcher.n_jobs={n_jobs}", *searchpath_override(), *extra,
     ]
-    if tracking_uri:
-        command.append(f"tracking.uri={tracking_uri}")
+    # the store reaches the child through its environment (read when tracking.uri is unset), never
+    # its command line: a password in the URI would show in `ps` and in the logged command
+    env = {**os.environ, TRACKING_URI_ENV: tracking_uri} if tracking_uri else None
     log.info("sweep: %s", " ".join(command[2:]))
-    return subprocess.run(command).returncode == 0
+    return subprocess.run(command, env=env).returncode == 0
 
 
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
@@ -420,8 +431,30 @@ def use_config_dirs(dirs: list[Path]) -> None:
         if not (folder / "experiment").is_dir() and not (folder / "dataset").is_dir():
             raise SvmReproError(f"--config-dir {folder}: expected a folder with experiment/<paper>/<id>.yaml "
                                 "or dataset/<name>.yaml files")
+        check_config_files(folder)
     if dirs:
         os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
+
+
+def check_folders(plan: Plan, args: argparse.Namespace) -> None:
+    """Before anything runs: ``--from-csv`` has a results folder to read, and the folders a
+    reproduction writes (the results; for sweeps the current folder, where they write ``multirun/``)
+    can be written. ``--check`` and ``--prune`` write no file."""
+    if args.from_csv and not plan.results_dir.is_dir():
+        raise SvmReproError(f"--from-csv: no results folder {plan.results_dir.resolve()}: expected the outputs' runs "
+                            "CSVs in it (<paper>/<id>.runs.csv); give --results-dir, or build from MLflow first")
+    if args.check or args.prune:
+        return
+    writable(plan.results_dir, "the results folder")
+    if not (args.from_csv or args.no_run):
+        writable(Path.cwd(), "the current folder", " (the sweeps write multirun/ there)")
+
+
+def writable(folder: Path, what: str, why: str = "") -> None:
+    try:
+        check_writable(folder)
+    except OSError as exc:
+        raise SvmReproError(f"{what} {folder.resolve()} cannot be written{why}: {exc.strerror or exc}") from None
 
 
 def selected_experiments(args: argparse.Namespace) -> list[str]:
@@ -436,11 +469,15 @@ def selected_experiments(args: argparse.Namespace) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
+    for handler in logging.getLogger().handlers:  # a URI's password masked in every line
+        if not any(isinstance(f, RedactFilter) for f in handler.filters):
+            handler.addFilter(RedactFilter())
     try:
         args = parse_args(argv)
         use_config_dirs(args.config_dir)
         plan = load_plan(args.mode, args.results_dir)
         chosen = selected_experiments(args)
+        check_folders(plan, args)
     except SvmReproError as exc:
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
         return 2

@@ -11,12 +11,14 @@ read by :mod:`svmrepro.identity`), so a new setting cannot be forgotten there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, Dict, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
+
+from svmrepro.errors import ConfigError
 
 
 class Mode(str, Enum):
@@ -41,9 +43,15 @@ class Identity(str, Enum):
     when_set = "when_set"
 
 
-def setting(identity: Identity, **kwargs) -> Any:
-    """A dataclass field of :class:`RunSettings` with its identity role as metadata."""
-    return field(metadata={"identity": identity}, **kwargs)
+def setting(identity: Identity, bounds: tuple[int, int | None] | None = None, **kwargs) -> Any:
+    """A dataclass field of :class:`RunSettings` with its identity role (and, for an integer, its
+    ``bounds``: :func:`check`) as metadata."""
+    return field(metadata={"identity": identity, "bounds": bounds}, **kwargs)
+
+
+def bounded(low: int, high: int | None = None, **kwargs) -> Any:
+    """A dataclass field of an integer in ``[low, high]`` (no upper bound when None): :func:`check`."""
+    return field(metadata={"bounds": (low, high)}, **kwargs)
 
 
 class ParallelBackend(str, Enum):
@@ -62,7 +70,7 @@ class ParallelSettings:
     #: dask scheduler (tcp://host:8786) or ray cluster (auto, ray://host:10001); None: a local one
     address: Optional[str] = None
     #: BLAS/OpenMP threads per parallel task; None: cores // workers
-    blas_threads: Optional[int] = None
+    blas_threads: Optional[int] = bounded(1, default=None)
 
 
 @dataclass
@@ -82,7 +90,8 @@ class RunSettings:
     #: constructor configs (``_target_`` + arguments) of conf/dataset/ and conf/algorithm/
     dataset: Dict[str, Any] = setting(Identity.always, default=MISSING)
     algorithm: Dict[str, Any] = setting(Identity.always, default=MISSING)
-    seed: int = setting(Identity.always, default=0)
+    #: what numpy's generators and scikit-learn's ``random_state`` take
+    seed: int = setting(Identity.always, bounds=(0, 2**32 - 1), default=0)
     mode: Mode = setting(Identity.always, default=Mode.quick)
     #: re-run even when a FINISHED run with the same identity exists
     force: bool = setting(Identity.never, default=False)
@@ -107,7 +116,7 @@ class RunSettings:
     sweep: Optional[Any] = setting(Identity.never, default=None)
     #: at most this many of the experiment's jobs at once under svmrepro-reproduce (timing
     #: benchmarks: 1, so runs do not share the cores); None: the plan's n_jobs
-    sweep_jobs: Optional[int] = setting(Identity.never, default=None)
+    sweep_jobs: Optional[int] = setting(Identity.never, bounds=(1, None), default=None)
     #: ``exclusive``: the experiment's claims are about time, so each of its runs holds the machine alone
     #: and svmrepro-reproduce runs its jobs one at a time (svmrepro.exclusive); ``shared``: any run
     timing: Timing = setting(Identity.never, default=Timing.shared)
@@ -130,6 +139,23 @@ def identity_roles(schema: type = RunSettings) -> dict[str, Identity]:
             raise TypeError(f"{schema.__name__}.{f.name} declares no identity role: use settings.setting(Identity...)")
         roles[f.name] = Identity(f.metadata["identity"])
     return roles
+
+
+def check(cfg: Any, schema: type = RunSettings, prefix: str = "") -> None:
+    """Every bounded integer setting of ``cfg`` within its bounds (the schema types values, OmegaConf
+    cannot bound them): :class:`~svmrepro.errors.ConfigError` naming the first one that is not."""
+    for f in fields(schema):
+        value, key = cfg.get(f.name), f"{prefix}{f.name}"
+        if is_dataclass(f.default_factory) and value is not None:
+            check(value, f.default_factory, f"{key}.")
+        bounds = f.metadata.get("bounds")
+        if bounds is None or value is None:
+            continue
+        low, high = bounds
+        if value < low or (high is not None and value > high):
+            expected = f"in [{low}, {high}]" if high is not None else f">= {low}"
+            raise ConfigError(f"{key}={value} is invalid: expected an integer {expected}"
+                              + (" or null" if f.default is None else ""))
 
 
 def register() -> None:

@@ -26,7 +26,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 
 import psutil
@@ -51,6 +51,23 @@ class Interrupted(KeyboardInterrupt):
     @property
     def exit_code(self) -> int:
         return 128 + self.signum
+
+
+def one_line_stop(program: str) -> None:
+    """A Ctrl-C (or :class:`Interrupted`) that no code handles is one line, ``<program>: stopped by
+    SIGINT``, instead of a traceback: one during an entry module's slow imports, before its ``main``
+    installs anything. Set as ``sys.excepthook``, which only an exception nothing caught reaches;
+    Python then ends the process as Ctrl-C does (killed by SIGINT: exit code 130 in a shell)."""
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback) -> None:
+        if not issubclass(kind, KeyboardInterrupt):
+            previous(kind, value, traceback)
+            return
+        name = str(value) if isinstance(value, Interrupted) else signal.SIGINT.name
+        print(f"{program}: stopped by {name}", file=sys.stderr, flush=True)
+
+    sys.excepthook = hook
 
 
 def _ignores_sigterm(pid: int) -> bool:
@@ -139,6 +156,24 @@ def install() -> None:
     """From now on SIGTERM and SIGINT raise :class:`Interrupted` in the main thread (children stopped first)."""
     for sig in SIGNALS:
         signal.signal(sig, _handle)
+
+
+def exit_on_signal(line: Callable[[Interrupted], str]) -> None:
+    """From now on SIGTERM and SIGINT stop the children, print ``line(the stop)`` and end the process
+    with 128 + the signal at once: for a process that is ending, where an exception would be lost
+    (Python's shutdown waits for joblib's worker threads; an exception raised there is "ignored" and
+    the process exits 0). A stop already under way is left to finish."""
+
+    def _exit(signum: int, frame) -> None:
+        for sig in SIGNALS:
+            signal.signal(sig, _ignore)
+        stop_children()
+        print(line(Interrupted(signum)), file=sys.stderr, flush=True)
+        os._exit(128 + signum)
+
+    for sig in SIGNALS:
+        if signal.getsignal(sig) is not _ignore:
+            signal.signal(sig, _exit)
 
 
 @contextlib.contextmanager

@@ -1,3 +1,4 @@
+import errno
 import gzip
 import hashlib
 import logging
@@ -114,13 +115,13 @@ def test_missing_data_names_file_url_and_directory(isolated):
     assert str(data_home() / "covtype") in message
 
 
-def test_a_failed_cache_write_leaves_nothing(fixture_gz, monkeypatch):
+def test_a_failed_cache_write_leaves_nothing_and_is_one_line(fixture_gz, monkeypatch):
     def broken_save(handle, array):
         handle.write(b"partial")
-        raise OSError("disk full")
+        raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(np, "save", broken_save)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(DataError, match=r"^cannot write the covtype cache .*covtype-\w+\.npy: No space left on device$"):
         load_table()
     assert list((data_home() / "covtype").iterdir()) == [data_home() / "covtype" / "covtype.data.gz"]
 

@@ -9,6 +9,10 @@ is listed with its URLs and whether every file is on disk; one that only has non
 
 from __future__ import annotations
 
+from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+
+one_line_stop("svmrepro-data")
+
 import argparse
 import sys
 from pathlib import Path

@@ -128,6 +128,8 @@ def load_table() -> np.ndarray:
     (a parser that reads the verified text differently) is an error naming the files.
     """
     cache = data_home() / "covtype" / f"covtype-{CONTENT_SHA256[:16]}.npy"
+    if cache.exists() and not cache.is_file():  # refused before the parse, which could not be kept
+        raise DataError(f"covtype cache {cache} is not a file: remove it (svmrepro writes the parsed table there)")
     table = cached_table(cache) if cache.is_file() else None
     if table is not None:
         return table
@@ -139,8 +141,11 @@ def load_table() -> np.ndarray:
             f"covtype table parsed from {', '.join(f.name for f in files)}: expected sha256 "
             f"{TABLE_SHA256}, got {actual}"
         )
-    with atomic_write(cache) as out:
-        np.save(out, table)
+    try:
+        with atomic_write(cache) as out:
+            np.save(out, table)
+    except OSError as exc:  # a full disk, a read-only data home: the table is right, the cache is not kept
+        raise DataError(f"cannot write the covtype cache {cache}: {exc.strerror or exc}") from None
     return table
 
 
