@@ -37,8 +37,16 @@ def root(tmp_path):
     return tmp_path
 
 
+def _command_line(process: psutil.Process) -> str:
+    """A process's command line; empty for one that ended (or is a zombie) meanwhile."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def _loky_workers(process: psutil.Process) -> list[psutil.Process]:
-    return [child for child in process.children() if "LokyProcess" in " ".join(child.cmdline())]
+    return [child for child in process.children() if "LokyProcess" in _command_line(child)]
 
 
 def _kill_main_once(command: list[str], root: Path, ready) -> tuple[list[psutil.Process], list[psutil.Process]]:
