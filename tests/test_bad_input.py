@@ -29,7 +29,7 @@ from svmrepro.data import files
 from svmrepro.data.files import OFFLINE_ENV
 from svmrepro.errors import ConfigError, DataError
 from svmrepro.runner import run
-from svmrepro.tracking import Store, TrackingError, probe
+from svmrepro.store import Store, TrackingError, probe
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

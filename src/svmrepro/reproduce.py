@@ -67,7 +67,7 @@ from svmrepro.report.claims.verdict import VERDICTS, judge
 from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.spec import ReportSpec, spec_from_config
-from svmrepro.tracking import RUN_NAME_TAG, Store, TrackingError, ensure_store, source_tags, tracking_uri
+from svmrepro.store import RUN_NAME_TAG, Store, TrackingError, ensure_store, source_tags, tracking_uri
 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
