@@ -34,9 +34,10 @@ def test_svmrepro_run_refuses_an_in_memory_store_in_one_line(tmp_path):
 
 
 def test_an_unusable_artifact_root_makes_no_experiment(store_uri):
-    store = Store(store_uri, UNUSABLE)
-    with pytest.raises(TrackingError, match=rf"^tracking.artifact_root={UNUSABLE}: cannot create {UNUSABLE}/"):
-        store.experiment_id("test/location")
+    Store(store_uri).experiment_id("test/existing")
+    for name in ("test/location", "test/existing"):  # refused also where it would change nothing
+        with pytest.raises(TrackingError, match=rf"^tracking.artifact_root={UNUSABLE}: cannot create {UNUSABLE}:"):
+            Store(store_uri, UNUSABLE).experiment_id(name)
     assert MlflowClient(store_uri).get_experiment_by_name("test/location") is None
     assert Store(store_uri).experiment_id("test/location")  # the same experiment, without the bad value
 

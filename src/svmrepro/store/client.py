@@ -92,6 +92,8 @@ class Store:
     def __init__(self, uri: str | None = None, artifact_root: str | None = None):
         self.uri = tracking_uri(uri)
         probe(self.uri)
+        # before anything is made; checked even when the experiment exists (its location stays its own)
+        check_artifact_location(artifact_root, f"tracking.artifact_root={artifact_root}")
         ensure_store(self.uri)
         try:  # opening a SQLite store reads its schema, which a writer may hold locked
             self.client = retry_locked(lambda: MlflowClient(tracking_uri=self.uri))
