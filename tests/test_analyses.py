@@ -12,7 +12,7 @@ from svmrepro.analyses.potential_sv import PotentialSVPoints, RetrainingAudit
 from svmrepro.compose import compose_config
 from svmrepro.data.separable import Separable
 from svmrepro.errors import ConfigError
-from svmrepro.tracking import artifact_dict
+from svmrepro.store import artifact_dict
 from svmrepro.runner import FINISHED, run
 
 DATA = Separable(n_train=300, n_test=10, n_features=3).load(7)

@@ -30,7 +30,7 @@ from svmrepro.data.files import OFFLINE_ENV
 from svmrepro.errors import ConfigError, DataError
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
-from svmrepro.tracking import Store, TrackingError, probe
+from svmrepro.store import Store, TrackingError, probe
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

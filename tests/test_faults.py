@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from svmrepro.compose import compose_run
 from svmrepro.runner import FINISHED, run
-from svmrepro.tracking import KILLED_REASON_TAG, Store
+from svmrepro.store import KILLED_REASON_TAG, Store
 
 SLEEP_ENV, FAIL_ENV = "FAULTS_SLEEP_S", "FAULTS_FAIL_SEEDS"
 SEEDS = list(range(4))

@@ -14,7 +14,10 @@ from mlflow.tracking import MlflowClient
 from svmrepro.environment import environment_tags
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.runner import FINISHED, SKIPPED, run, run_name
-from svmrepro.tracking import KILLED_REASON_TAG, PrepareStore, Store, mlflow_names, svmrepro_names, sweep_run_id
+from svmrepro.store import (
+    ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, KILLED_REASON_TAG, PrepareStore, Store, mlflow_names, svmrepro_names,
+    sweep_run_id,
+)
 
 CHOICES = {"experiment": "test/runner", "dataset": "gaussian_clouds", "algorithm": "svc_linear"}
 
@@ -82,6 +85,26 @@ def test_a_run_that_raises_is_marked_failed_with_its_traceback(tiny_cfg, store_u
     assert "traceback.txt" in [a.path for a in client.list_artifacts(row["run_id"])]
     text = mlflow.artifacts.load_text(f"{row['artifact_uri']}/traceback.txt")
     assert "ValueError" in text
+    # its reason in the runs table too: the exception's class and the first line of its message
+    assert row[f"tags.{ERROR_TYPE_TAG}"] == "ValueError"
+    assert row[f"tags.{ERROR_MESSAGE_TAG}"] and "\n" not in row[f"tags.{ERROR_MESSAGE_TAG}"]
+    assert row[f"tags.{ERROR_MESSAGE_TAG}"] in text
+
+
+def test_a_run_whose_artifacts_cannot_be_written_ends_failed_with_its_reason(tiny_cfg, store_uri, monkeypatch,
+                                                                              caplog):
+    """An artifact store that refuses files (the run's config.yaml, then its traceback.txt) leaves
+    no run RUNNING: it ends FAILED with the reason as tags, and a warning says what was lost."""
+    def refuse(self, run_id, text, artifact_file):
+        raise PermissionError(13, "Permission denied", f"/srv/artifacts/{artifact_file}")
+
+    monkeypatch.setattr(Store, "log_text", refuse)
+    with pytest.raises(PermissionError):
+        run(tiny_cfg(), CHOICES)
+    row = _runs(store_uri).iloc[0]
+    assert row["status"] == "FAILED" and row[f"tags.{ERROR_TYPE_TAG}"] == "PermissionError"
+    assert "config.yaml" in row[f"tags.{ERROR_MESSAGE_TAG}"]
+    assert any("could not be logged whole" in r.getMessage() for r in caplog.records)
 
 
 # --- MLflow's conventions: standard tags, data set input, names, parent runs, models ----------
@@ -134,7 +157,7 @@ def test_a_run_logs_its_model_and_system_metrics_when_asked(tiny_cfg, store_uri,
     import mlflow.sklearn
     import numpy as np
 
-    monkeypatch.setattr("svmrepro.tracking.SYSTEM_METRICS_INTERVAL_S", 0.01)  # a sample within the tiny fit
+    monkeypatch.setattr("svmrepro.store.client.SYSTEM_METRICS_INTERVAL_S", 0.01)  # a sample within the tiny fit
     # a fit of a second or so: long enough for a sample
     result = run(tiny_cfg("tracking.log_model=true", "tracking.system_metrics=true", "dataset.n_train=1500"), CHOICES)
     found = _run_of(store_uri, result.run_id)

@@ -1,5 +1,5 @@
 """No password of a tracking URI is printed or written, and an unreachable database server fails
-within seconds in one line naming its host and port (svmrepro.redact, svmrepro.tracking.probe).
+within seconds in one line naming its host and port (svmrepro.redact, svmrepro.store.probe).
 
 What a run stores (params, tags, config.yaml) and a sweep's files are checked against a real
 PostgreSQL server in tests/test_tracking_server.py.
@@ -18,7 +18,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from svmrepro.redact import RedactFilter, redact
-from svmrepro.tracking import TrackingError, probe
+from svmrepro.store import TrackingError, probe
 
 SECRET = "Pa55-w0rd/with:odd@chars"  # percent-encoded in the URI below: %2F %3A %40
 ENCODED = "Pa55-w0rd%2Fwith%3Aodd%40chars"

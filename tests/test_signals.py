@@ -21,7 +21,7 @@ import pytest
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 
 from svmrepro.signals import alive
-from svmrepro.tracking import KILLED_REASON_TAG
+from svmrepro.store import KILLED_REASON_TAG
 
 #: a fit outlasts the test: a run ends only through the signal
 FIT_S = "60"

@@ -26,14 +26,14 @@ from test_faults import FAIL_ENV, SLEEP_ENV, _env
 from svmrepro.compose import compose_config, compose_run, sweep_jobs
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import FINISHED, run
-from svmrepro.tracking import Store, TrackingError
+from svmrepro.store import Store, TrackingError
 
 HEAD = ScriptDirectory(os.path.dirname(mlflow.store.db_migrations.__file__)).get_current_head()
 #: a child that opens the store at argv[1] on "go" and, with argv[2], logs one run to it
 OPEN_STORE = """
 import sys
 import alembic.command, mlflow.store.tracking.sqlalchemy_store  # imported before "ready": seconds
-from svmrepro.tracking import Store
+from svmrepro.store import Store
 print("ready", flush=True)
 sys.stdin.readline()
 store = Store(sys.argv[1])
@@ -209,7 +209,7 @@ def test_identical_runs_started_at_once_fit_once(tmp_path):
 
 HOLD = """
 import sys, time
-from svmrepro.tracking import Store
+from svmrepro.store import Store
 with Store(sys.argv[1]).claim("k" * 64):
     print("held", flush=True)
     time.sleep(60)

@@ -24,7 +24,7 @@ from svmrepro.report.artifacts import html_page
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
-from svmrepro.tracking import sqlite_path, tracking_uri
+from svmrepro.store import sqlite_path, tracking_uri
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

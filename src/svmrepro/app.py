@@ -58,7 +58,7 @@ from svmrepro.locations import CONF_DIR, check_writable
 from svmrepro.errors import SvmReproError
 from svmrepro.redact import redact
 from svmrepro.runner import SKIPPED, RunResult, run
-from svmrepro.tracking import sweep_run_id
+from svmrepro.store import sweep_run_id
 
 log = logging.getLogger("svmrepro")
 settings.register()

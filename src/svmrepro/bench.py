@@ -40,7 +40,7 @@ from svmrepro.report import build_output
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.report.spec import ReportSpec
 from svmrepro.timing import timed
-from svmrepro.tracking import RUN_KEY_TAG, Store, process_tags
+from svmrepro.store import RUN_KEY_TAG, Store, process_tags
 
 
 def median_over_repeats(measure: Callable[[], dict[str, float]], repeats: int) -> tuple[dict, dict]:

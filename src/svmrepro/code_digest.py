@@ -4,7 +4,7 @@ The package version never changes when an algorithm does, so it cannot tell runs
 runs of new code; this digest can. It covers :data:`RESULT_SOURCES`, the package's modules that
 decide what a run computes and measures. Left out, because they change what is logged, shown or
 judged but never a run's numbers: ``report/`` (outputs, claims, verdicts: rebuilt from the runs at
-any time), ``reproduce.py`` (which sweeps run, and in what order), ``tracking.py`` and the store
+any time), ``reproduce.py`` (which sweeps run, and in what order), the store (``svmrepro/store/``)
 (where and how numbers are kept), ``app.py``, ``compose.py``, ``settings.py`` and ``identity.py``
 (the config a run gets is hashed itself, in ``config_hash``), ``environment.py`` and ``exclusive.py``
 (what is recorded about the machine, and when a timed run may start), the sweeper plugins; and

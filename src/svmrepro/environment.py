@@ -64,7 +64,7 @@ def environment_tags() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def git_source() -> dict[str, str]:
     """The checkout's ``commit``, ``branch`` and ``repo`` (its origin's URL), those git knows; for
-    MLflow's git tags (:func:`svmrepro.tracking.source_tags`)."""
+    MLflow's git tags (:func:`svmrepro.store.source_tags`)."""
     found = {"commit": environment_tags()["git_commit"], "branch": _git("rev-parse", "--abbrev-ref", "HEAD"),
              "repo": redact(_git("remote", "get-url", "origin") or "")}
     return {k: v for k, v in found.items() if v and v not in ("unknown", "HEAD")}

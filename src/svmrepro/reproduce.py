@@ -75,13 +75,11 @@ from svmrepro.report.claims.verdict import VERDICTS, judge
 from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.spec import ReportSpec, spec_from_config
-from svmrepro.tracking import RUN_NAME_TAG, Store, TrackingError, ensure_store, source_tags, tracking_uri
+from svmrepro.store import RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, ensure_store, source_tags, tracking_uri
 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
 REPORT_KIND, REPORT_MODE = "svmrepro.kind", "svmrepro.mode"
-#: the store of a sweep's child process (:func:`svmrepro.tracking.tracking_uri` reads it)
-TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
@@ -28,12 +27,11 @@ from svmrepro.exclusive import load_1m, machine_slot, timing_tags
 from svmrepro.measures import measure
 from svmrepro.metrics import final_estimator
 from svmrepro.redact import redact
+from svmrepro.store import (
+    KIND_TAG, RESULT_KIND, RUN_KEY_TAG, Store, experiment_name, mlflow_names, process_tags, source_tags,
+)
 from svmrepro.surface import decision_surface, surface_settings
 from svmrepro.timing import timed
-from svmrepro.tracking import (
-    KILLED_REASON_TAG, KIND_TAG, RESULT_KIND, RUN_KEY_TAG, Store, experiment_name, mlflow_names, process_tags,
-    source_tags,
-)
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +108,16 @@ def log_dataset(store: Store, run_id: str, source, data: Dataset, fingerprint: s
                       targets={k: v for k, v in arrays.items() if k.startswith("y")})
 
 
+def log_model(store: Store, experiment_id: str, run_id: str, estimator, input_example) -> None:
+    """The fitted estimator as the run's MLflow model (``tracking.log_model=true``). A model that
+    cannot be logged is warned about: the run's results are whole without it, so it stays FINISHED."""
+    try:
+        store.log_model(experiment_id, run_id, estimator, input_example=input_example)
+    except Exception as exc:  # noqa: BLE001  (serializing an estimator can fail in many ways)
+        log.warning("run %s: its model was not logged (%s: %s); its results are kept", run_id, type(exc).__name__,
+                    redact((str(exc).strip().splitlines() or [""])[0]))
+
+
 def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overrides: Sequence[str] = (),
         parent_run_id: str | None = None) -> RunResult:
     """Execute one configured run, or skip it when an identical run already FINISHED.
@@ -120,7 +128,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
     ``choices`` are the config-group options picked (``experiment``, ``dataset``,
     ``algorithm``); they name the MLflow experiment and tag the run. ``overrides`` (Hydra's
     ``key=value`` of the job) put the swept values in the run's name (:func:`run_name`); with
-    ``parent_run_id`` (a sweep's, :class:`svmrepro.tracking.PrepareStore`) the run is nested under it.
+    ``parent_run_id`` (a sweep's, :class:`svmrepro.store.PrepareStore`) the run is nested under it.
     """
     started = time.perf_counter()  # for run_overhead_s, logged last
     choices = dict(choices or {})
@@ -178,8 +186,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
             except KeyboardInterrupt as stop:  # MLflow may have made the run before its id came back
                 reason = f"{stop or 'SIGINT'} received by process {os.getpid()} while the run was being created"
                 for made in store.own_running_runs(exp_id, key):
-                    store.set_tags(made, {KILLED_REASON_TAG: reason})
-                    store.terminate(made, "KILLED")
+                    store.kill(made, reason)
                     log.info("run %s KILLED: %s", made, reason)
                 raise
             try:
@@ -208,24 +215,22 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                     compute_s += surface_s
                     store.log_json(run_id, grid, "surface.json")
                 if cfg.tracking.get("log_model", False):
-                    store.log_model(exp_id, run_id, parts.estimator, input_example=data.X_train[:5])
+                    log_model(store, exp_id, run_id, parts.estimator, data.X_train[:5])
                 # the framework's cost of this run: wall time since run() started outside loading, fitting,
                 # predicting, the analyses and the surface. It is logged before terminate, so the terminating
                 # call (and Hydra's composition, which precedes run()) are not in it.
                 overhead = time.perf_counter() - started - load_s - compute_s
                 store.log_metrics(run_id, {"run_overhead_s": overhead}, {})
+                store.set_tags(run_id, timing_tags(float(tags["load_avg_1m"]), load_1m()))
+                store.terminate(run_id, FINISHED)
             except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (svmrepro.signals.Interrupted): stopped, not failed
                 reason = f"{stop or 'SIGINT'} received by process {os.getpid()} while the run was RUNNING"
-                store.set_tags(run_id, {KILLED_REASON_TAG: reason})
-                store.terminate(run_id, "KILLED")
+                store.kill(run_id, reason)
                 log.info("run %s KILLED: %s", run_id, reason)
                 raise
-            except BaseException:
-                store.log_text(run_id, traceback.format_exc(), "traceback.txt")
-                store.terminate(run_id, "FAILED")
+            except BaseException as error:
+                store.fail(run_id, error)
                 raise
-            store.set_tags(run_id, timing_tags(float(tags["load_avg_1m"]), load_1m()))
-            store.terminate(run_id, FINISHED)
             log.info(
                 "run %s FINISHED: %s", run_id,
                 ", ".join(f"{k}={metrics[k]:.4g}" for k in ("n_sv", "test_error", "fit_time_s") if k in metrics),

@@ -8,7 +8,7 @@ and a worker process ends once its job has (:func:`stopping_job`). A child that 
 (joblib's resource tracker, which ends when its parent does) is not waited for. A fit inside
 compiled code sees the signal only when it returns to Python: a worker still fitting after the
 grace period is killed, and its run stays RUNNING until the same configuration runs again on
-this host (``svmrepro.tracking.Store.mark_orphans_killed``).
+this host (``svmrepro.store.Store.mark_orphans_killed``).
 
 A worker also ends when the process that started it dies without a signal it could forward (``kill
 -9``): :func:`end_with_parent` watches the parent and stops the worker as a SIGTERM would. A

@@ -7,7 +7,7 @@ can be rebuilt from git alone (``svmrepro-reproduce --from-csv``). A table read 
 
 A run's numbers keep the names the runner measured (``metrics.step1.T1.n_sv``,
 ``metrics.data.bayes_risk``): MLflow stores them as ``step1/T1/n_sv`` (chart sections in its UI)
-and data-set constants as params, and :func:`svmrepro.tracking.svmrepro_names` maps them back, so
+and data-set constants as params, and :func:`svmrepro.store.svmrepro_names` maps them back, so
 report specs and the runs CSVs committed before and after that change read alike.
 
 :func:`read_runs` checks a runs CSV before an output is built from it, and stops at the first
@@ -29,7 +29,7 @@ import pandas as pd
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.columns import first_violation
-from svmrepro.tracking import KIND_TAG, NOT_RESULTS, Store, svmrepro_names
+from svmrepro.store import KIND_TAG, NOT_RESULTS, Store, svmrepro_names
 
 KEEP_PREFIXES = ("params.", "metrics.", "tags.")
 KEEP_COLUMNS = ("run_id", "status", "start_time")

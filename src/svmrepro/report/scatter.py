@@ -17,7 +17,7 @@ from svmrepro.report.artifacts import collect
 from svmrepro.report.figures import legend_outside, plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec, ScatterSpec
 from svmrepro.report.tables import numeric_or_text, x_label
-from svmrepro.tracking import artifact_dict
+from svmrepro.store import artifact_dict
 
 #: significant digits kept of each coordinate in the sidecar (a picture needs no more)
 DIGITS = 6

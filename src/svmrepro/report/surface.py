@@ -18,7 +18,7 @@ from svmrepro.report.artifacts import artifact_folder, collect
 from svmrepro.report.figures import legend_outside, plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text
-from svmrepro.tracking import artifact_dict
+from svmrepro.store import artifact_dict
 
 ERROR = "metrics.test_error"
 #: the params of a run that asked for a surface (``surface: {...}``): a FINISHED one logged it

@@ -1,53 +1,47 @@
-"""MLflow tracking: where the store is, and logging that survives concurrent writers.
+"""The store's client: the few MLflow operations svmrepro makes, on one store's URI, each retried
+while SQLite answers "database is locked" (several joblib workers may log to one SQLite file).
 
-The embedded default is a SQLite store ``mlflow.db`` in the current folder, with artifacts in
-``mlartifacts`` beside it. A SQLite store is made whole or not at all, and checked before MLflow
-opens it (:func:`ensure_store`, :mod:`svmrepro.sqlite_store`), so any number of processes may
-start at once on a missing store. Several joblib workers may log to one SQLite file: the
-launching process creates the experiment first (:class:`PrepareStore`, a Hydra callback), and
-every call retries while SQLite answers "database is locked".
+Every MLflow call of the package is made here, on a :class:`Store`'s client, never through
+MLflow's process-wide tracking URI. A run ends in one of three ways, each spelled once: FINISHED
+(:meth:`Store.terminate`), FAILED with its reason (:meth:`Store.fail`: the exception's class and
+first line as tags, its traceback as an artifact) or KILLED with its reason (:meth:`Store.kill`).
 
 A run holds its run key while it runs (:meth:`Store.claim`): identical runs started at once fit
-once, the others wait for it and then skip.
-
-A store that cannot be reached fails at once with its URI (:func:`probe`): MLflow itself retries
-an unreachable server for minutes. Every run is tagged with the host and process that run it, so
-a run left RUNNING by a killed process is marked KILLED when the same computation is started
-again (:meth:`Store.mark_orphans_killed`).
+once, the others wait for it and then skip. Every run is tagged with the host and process that
+run it, so a run left RUNNING by a killed process is marked KILLED when the same computation is
+started again (:meth:`Store.mark_orphans_killed`).
 """
 
 from __future__ import annotations
 
-import atexit
-import getpass
 import json
 import logging
 import os
 import random
 import socket
-import sys
 import time
-import urllib.error
-import urllib.request
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlparse
 
 import pandas as pd
-from hydra.experimental.callback import Callback
 from mlflow.entities import Dataset as DatasetEntity
 from mlflow.entities import DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
-from omegaconf import DictConfig
 
-from svmrepro import sqlite_store
-from svmrepro.environment import git_source
-from svmrepro.locations import default_store_uri
-from svmrepro.errors import SvmReproError
 from svmrepro.redact import redact
+from svmrepro.store import sqlite
+from svmrepro.store.location import (
+    TRACKING_URI_ENV, TrackingError, check_artifact_location, ensure_store, probe, sqlite_path, store_file, tracking_uri,
+)
+from svmrepro.store.names import (
+    ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, HOST_TAG, KILLED_REASON_TAG, KIND_TAG, PARENT_RUN_TAG, PID_TAG, RUN_KEY_TAG,
+    RUN_NAME_TAG, SWEEP_KIND, is_result,
+)
+from svmrepro.store.processes import process_gone
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -55,212 +49,14 @@ T = TypeVar("T")
 #: MLflow's limits for one log_batch call and for a param value
 MAX_BATCH_PARAMS = 100
 MAX_PARAM_LENGTH = 6000
+#: the longest error message kept as a tag (the whole traceback is the run's traceback.txt)
+MAX_ERROR_MESSAGE_LENGTH = 500
 #: runs per page of a search (MLflow's own page for a pandas search)
 SEARCH_PAGE = 10000
-RUN_KEY_TAG = "run_key"
-ADHOC_EXPERIMENT = "adhoc"
-#: which process runs a run (the runs table of a report need not keep them: tags.process.*)
-HOST_TAG, PID_TAG, PROCESS_START_TAG = "process.host", "process.pid", "process.start"
-KILLED_REASON_TAG = "killed_reason"
-#: what a run is: a result of the runner, the parent run of a sweep, or the files of a built output.
-#: Reads of results (:meth:`Store.finished_run_id`, the runs tables of reports) skip the other two.
-KIND_TAG, RESULT_KIND, SWEEP_KIND, REPORT_KIND = "svmrepro.kind", "result", "sweep", "report"
-NOT_RESULTS = (SWEEP_KIND, REPORT_KIND)
-#: MLflow's system tags, as its Tracking documentation ("System Tags") names them (the constants in
-#: mlflow.utils.mlflow_tags are not in MLflow's public API reference)
-SOURCE_NAME_TAG, SOURCE_TYPE_TAG, USER_TAG = "mlflow.source.name", "mlflow.source.type", "mlflow.user"
-GIT_COMMIT_TAG, GIT_BRANCH_TAG, GIT_REPO_TAG = "mlflow.source.git.commit", "mlflow.source.git.branch", "mlflow.source.git.repoURL"
-PARENT_RUN_TAG, RUN_NAME_TAG = "mlflow.parentRunId", "mlflow.runName"
-#: in a sweep's folder (hydra.sweep.dir): the parent run its jobs log under (:class:`PrepareStore`)
-SWEEP_RUN_FILE = "mlflow_sweep_run.json"
 #: the longest dataset digest and run name MLflow stores (its SQL schema)
 MAX_DIGEST_LENGTH, MAX_RUN_NAME_LENGTH = 36, 250
 #: seconds between two samples of the system metrics (tracking.system_metrics=true)
 SYSTEM_METRICS_INTERVAL_S = 1.0
-#: seconds a tracking server has to answer the probe
-PROBE_TIMEOUT_S = 5.0
-#: default port of each SQLAlchemy dialect MLflow can keep its runs in
-DATABASE_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
-
-
-class TrackingError(SvmReproError):
-    """The tracking store cannot be reached or opened; the message names its URI."""
-
-
-def tracking_uri(configured: str | None = None) -> str:
-    """``tracking.uri``, else ``$MLFLOW_TRACKING_URI``, else ``./mlflow.db``."""
-    if configured:
-        return configured
-    return os.environ.get("MLFLOW_TRACKING_URI") or default_store_uri()
-
-
-def experiment_name(choices: dict[str, Any]) -> str:
-    """One MLflow experiment per ``<paper>/<id>`` (the ``experiment`` option chosen)."""
-    return choices.get("experiment") or ADHOC_EXPERIMENT
-
-
-def sqlite_path(uri: str) -> Path | None:
-    """The file of a ``sqlite:///<path>`` URI (relative or, with a fourth slash, absolute)."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    return Path(uri[len("sqlite:///") :].split("?", 1)[0])
-
-
-def probe(uri: str) -> None:
-    """Fail in seconds, naming ``uri`` (its password masked), when the store cannot be reached.
-
-    A server gets one request without retries (any HTTP answer will do: it is there); a database
-    server (``postgresql://``, ``mysql://``, ...) one TCP connection to its host and port (MLflow
-    would retry it for minutes); a SQLite or file store needs a folder that exists or can be
-    made, and that this process may write.
-    """
-    fail = f"tracking store {redact(uri)} cannot be reached"
-    parsed = urlparse(uri)
-    scheme = parsed.scheme
-    if scheme in ("http", "https"):
-        try:
-            urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=PROBE_TIMEOUT_S).close()
-        except urllib.error.HTTPError:
-            pass
-        except (urllib.error.URLError, OSError) as exc:
-            raise TrackingError(f"{fail}: {getattr(exc, 'reason', exc)}") from None
-        return
-    dialect = scheme.split("+", 1)[0]
-    if dialect in DATABASE_PORTS:
-        try:
-            host, port = parsed.hostname, parsed.port or DATABASE_PORTS[dialect]
-        except ValueError as exc:  # a port that is not a number
-            raise TrackingError(f"{fail}: {exc}") from None
-        if host:  # none: a local socket, which MLflow reaches its own way
-            try:
-                socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
-            except OSError as exc:
-                raise TrackingError(f"{fail}: no connection to {host}:{port} ({exc.strerror or exc})") from None
-        return
-    path = sqlite_path(uri) if scheme == "sqlite" else Path(urlparse(uri).path) if scheme in ("file", "") else None
-    if path is None or not path.name:  # in-memory SQLite, or a store MLflow reaches its own way
-        return
-    folder = path.parent if scheme == "sqlite" else path
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TrackingError(f"{fail}: cannot create {folder}: {exc.strerror or exc}") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise TrackingError(f"{fail}: {folder} is not writable")
-
-
-def _store_file(uri: str) -> Path | None:
-    """The file of a SQLite store; None for any other store, an in-memory one included."""
-    path = sqlite_path(uri)
-    return path if path is not None and path.name not in ("", ":memory:") else None
-
-
-def ensure_store(uri: str, create: bool = True) -> bool:
-    """Whether the store ``uri`` has anything to read, after making a missing SQLite store whole
-    (when ``create``; a read-only caller passes False and gets False for a missing file).
-
-    An existing SQLite file that is not at MLflow's schema (half-built by an interrupted creation,
-    half-migrated, or older) is never handed to MLflow, which would migrate it: a
-    :class:`TrackingError` says what it is and how to repair it. Other stores are left to MLflow.
-    """
-    path = _store_file(uri)
-    if path is None:
-        return True
-    if not create and not sqlite_store.exists(path):
-        return False
-    found = sqlite_store.ensure(path, uri)
-    if found:
-        raise TrackingError(found)
-    return True
-
-
-def _proc_stat(pid: int) -> tuple[str, str] | None:
-    """State and start time (clock ticks after boot) of process ``pid``, from Linux's /proc."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()  # fields 3, 4, ... after the command name
-        return fields[0], fields[19]
-    except (OSError, IndexError):
-        return None
-
-
-def process_tags() -> dict[str, str]:
-    """The host and process running a run (see :meth:`Store.mark_orphans_killed`)."""
-    stat = _proc_stat(os.getpid())
-    return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid()), PROCESS_START_TAG: stat[1] if stat else ""}
-
-
-def process_gone(tags: dict[str, str]) -> bool:
-    """Whether the process named by a run's tags has ended (only decidable on its own host).
-
-    A zombie has ended, and a pid whose process started at another time has been reused.
-    """
-    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
-        return False
-    pid = int(tags[PID_TAG])
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, another user's
-        pass
-    stat, started = _proc_stat(pid), tags.get(PROCESS_START_TAG)
-    return stat is not None and (stat[0] == "Z" or bool(started) and stat[1] != started)
-
-
-def is_result(tags: dict[str, str]) -> bool:
-    """Whether a run with these tags is a result (runs older than the kind tag are)."""
-    return tags.get(KIND_TAG, RESULT_KIND) not in NOT_RESULTS
-
-
-def source_tags(git: dict[str, str] | None = None) -> dict[str, str]:
-    """MLflow's Source and User columns (the command that ran, LOCAL) and its git tags from ``git``
-    (``commit``, ``branch``, ``repo``, those known)."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no name for this uid (a container)
-        user = str(os.getuid())
-    tags = {SOURCE_NAME_TAG: sys.argv[0] if sys.argv and sys.argv[0] else "python", SOURCE_TYPE_TAG: "LOCAL",
-            USER_TAG: user}
-    names = {"commit": GIT_COMMIT_TAG, "branch": GIT_BRANCH_TAG, "repo": GIT_REPO_TAG}
-    tags.update({names[k]: v for k, v in (git or {}).items() if k in names and v and v != "unknown"})
-    return tags
-
-
-def mlflow_names(metrics: dict[str, float]) -> tuple[dict[str, float], dict[str, float]]:
-    """``(metrics, params)`` as logged: a data-set constant (``data.<key>``) is a param, and a
-    dotted name (``stage1.n_sv``) is written with ``/`` (``stage1/n_sv``), which the MLflow UI
-    groups into chart sections. :func:`svmrepro_names` undoes it for the runs tables of reports."""
-    params = {k: v for k, v in metrics.items() if k.startswith("data.")}
-    return {k.replace(".", "/"): v for k, v in metrics.items() if k not in params}, params
-
-
-def svmrepro_names(frame: pd.DataFrame) -> pd.DataFrame:
-    """A runs table from MLflow (``mlflow.search_runs``) with the names the runner measured:
-    ``metrics.stage1/n_sv`` -> ``metrics.stage1.n_sv`` and the param ``params.data.<key>`` ->
-    the number ``metrics.data.<key>``, so a report spec and a runs CSV (old or new) name them alike."""
-    renamed = {c: "metrics." + c.removeprefix("metrics.").replace("/", ".") for c in frame.columns
-               if c.startswith("metrics.") and "/" in c}
-    constants = [c for c in frame.columns if c.startswith("params.data.")]
-    renamed.update({c: "metrics." + c.removeprefix("params.") for c in constants})
-    out = frame.assign(**{c: pd.to_numeric(frame[c], errors="coerce") for c in constants})
-    return out.rename(columns=renamed)
-
-
-def write_sweep_run(sweep_dir: str | Path, run_id: str) -> Path:
-    path = Path(sweep_dir) / SWEEP_RUN_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"run_id": run_id}) + "\n")
-    return path
-
-
-def sweep_run_id(sweep_dir: str | Path | None) -> str | None:
-    """The parent run of the sweep whose folder is ``sweep_dir`` (None outside a sweep, or before
-    :class:`PrepareStore` wrote it: a sweep launched without our callback)."""
-    path = Path(sweep_dir) / SWEEP_RUN_FILE if sweep_dir else None
-    if path is None or not path.is_file():
-        return None
-    return json.loads(path.read_text())["run_id"]
 
 
 def _is_locked(exc: Exception) -> bool:
@@ -296,6 +92,8 @@ class Store:
     def __init__(self, uri: str | None = None, artifact_root: str | None = None):
         self.uri = tracking_uri(uri)
         probe(self.uri)
+        # before anything is made; checked even when the experiment exists (its location stays its own)
+        check_artifact_location(artifact_root, f"tracking.artifact_root={artifact_root}")
         ensure_store(self.uri)
         try:  # opening a SQLite store reads its schema, which a writer may hold locked
             self.client = retry_locked(lambda: MlflowClient(tracking_uri=self.uri))
@@ -314,19 +112,30 @@ class Store:
         return (root / name.replace("/", "__")).resolve().as_uri()
 
     def experiment_id(self, name: str) -> str:
-        """Id of experiment ``name``, created if missing (tolerating a concurrent creator)."""
+        """Id of experiment ``name``, created if missing (tolerating a concurrent creator).
+
+        Its artifact folder must be one this process can make and write: a new experiment's is
+        checked before the experiment exists (MLflow keeps an experiment's location for good, so a
+        bad ``tracking.artifact_root`` would break every later run of it), an existing one's
+        before a run of it is made (:class:`TrackingError`, naming the folder and the way out).
+        """
         found = retry_locked(lambda: self.client.get_experiment_by_name(name))
-        if found is not None:
-            return found.experiment_id
-        try:
-            return retry_locked(
-                lambda: self.client.create_experiment(name, artifact_location=self._artifact_location(name))
-            )
-        except Exception:
-            found = retry_locked(lambda: self.client.get_experiment_by_name(name))
-            if found is None:
-                raise
-            return found.experiment_id
+        if found is None:
+            location = self._artifact_location(name)
+            check_artifact_location(location, f"tracking.artifact_root={self._artifact_root}"
+                                    if self._artifact_root else f"artifacts of tracking store {self.uri}")
+            try:
+                return retry_locked(lambda: self.client.create_experiment(name, artifact_location=location))
+            except Exception:
+                found = retry_locked(lambda: self.client.get_experiment_by_name(name))
+                if found is None:
+                    raise
+        check_artifact_location(
+            found.artifact_location, f"experiment {name} keeps its artifacts in {found.artifact_location}",
+            "make that folder writable, or rename the experiment (its runs stay in it) so that the next run "
+            f"makes it anew: {TRACKING_URI_ENV}={redact(self.uri)} mlflow experiments rename "
+            f"--experiment-id {found.experiment_id} --new-name {name}-unusable")
+        return found.experiment_id
 
     def _runs_of_key(self, experiment_id: str, key: str, status: str, max_results: int = 1000):
         found = retry_locked(
@@ -362,21 +171,45 @@ class Store:
         for found in running:
             tags = found.data.tags
             if process_gone(tags):
-                reason = f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended while the run was RUNNING; {marked_by}"
-                self.set_tags(found.info.run_id, {KILLED_REASON_TAG: reason})
-                self.terminate(found.info.run_id, "KILLED")
+                self.kill(found.info.run_id, f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended while the run "
+                                             f"was RUNNING; {marked_by}")
                 killed.append(found.info.run_id)
         return killed
+
+    def kill(self, run_id: str, reason: str) -> None:
+        """End run ``run_id`` KILLED (stopped, not failed), tagged with why (``killed_reason``)."""
+        self.set_tags(run_id, {KILLED_REASON_TAG: reason})
+        self.terminate(run_id, "KILLED")
+
+    def fail(self, run_id: str, error: BaseException) -> None:
+        """End run ``run_id`` FAILED with its reason: ``error``'s class and the first line of its
+        message as tags (``error_type``, ``error_message``; the runs table shows them), its
+        traceback as ``traceback.txt``, passwords masked.
+
+        Whatever part of the reason cannot be logged (an artifact store that refuses files) is
+        warned about; the run is ended FAILED all the same, never left RUNNING.
+        """
+        message = redact((str(error).strip().splitlines() or [""])[0])[:MAX_ERROR_MESSAGE_LENGTH]
+        text = redact("".join(traceback.format_exception(type(error), error, error.__traceback__)))
+        steps = ((lambda: self.set_tags(run_id, {ERROR_TYPE_TAG: type(error).__name__, ERROR_MESSAGE_TAG: message})),
+                 (lambda: self.log_text(run_id, text, "traceback.txt")))
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001  (the run must still end FAILED)
+                log.warning("run %s: its failure could not be logged whole: %s", run_id,
+                            redact((str(exc).strip().splitlines() or [type(exc).__name__])[0]))
+        self.terminate(run_id, "FAILED")
 
     @contextmanager
     def claim(self, key: str) -> Iterator[None]:
         """Hold run key ``key`` while the block runs; another process holding it is waited for.
 
         On a SQLite store the claim is a lock file the kernel frees when its process ends, however
-        it ends (:func:`svmrepro.sqlite_store.claim`). Processes on several hosts sharing a server
+        it ends (:func:`svmrepro.store.sqlite.claim`). Processes on several hosts sharing a server
         store have no claim: each still skips a key that FINISHED before it looked.
         """
-        path = _store_file(self.uri)
+        path = store_file(self.uri)
         if path is None:
             yield
             return
@@ -384,7 +217,7 @@ class Store:
         def waiting(holder: str) -> None:
             log.info("run key %s is being run by %s: waiting for it", key[:12], holder.strip())
 
-        with sqlite_store.claim(path, key, waiting):
+        with sqlite.claim(path, key, waiting):
             yield
 
     def finished_key_counts(self, experiment: str, mode: str) -> dict[str, int]:
@@ -500,7 +333,12 @@ class Store:
     def log_model(self, experiment_id: str, run_id: str, estimator: Any, input_example: Any = None) -> str:
         """The fitted estimator as an MLflow model of the run (``mlflow.sklearn``'s format, the
         Models column); returns the model's id. Made with the client (a logged model, its files, the
-        run's output), so no process-wide active run or tracking URI is involved."""
+        run's output), so no process-wide active run or tracking URI is involved.
+
+        Serialized with cloudpickle: MLflow's default, skops, refuses any type not on its list
+        (svmrepro's estimators, a grid search's results), and gives no safety on loading here, as
+        MLflow 3 loads a skops model only with ``MLFLOW_ALLOW_PICKLE_DESERIALIZATION=true`` too
+        (the model's own MLmodel file lists the types it trusts)."""
         import tempfile
 
         import mlflow.sklearn
@@ -519,9 +357,10 @@ class Store:
                 path = Path(folder) / "model"
                 meta = Model(run_id=run_id, artifact_path="model", model_id=model.model_id)
                 # MLflow's default requirements: inferring them loads the model in a subprocess (seconds)
-                mlflow.sklearn.save_model(estimator, path, mlflow_model=meta, signature=signature,
-                                          input_example=input_example,
-                                          pip_requirements=mlflow.sklearn.get_default_pip_requirements())
+                mlflow.sklearn.save_model(
+                    estimator, path, mlflow_model=meta, signature=signature, input_example=input_example,
+                    serialization_format=mlflow.sklearn.SERIALIZATION_FORMAT_CLOUDPICKLE,
+                    pip_requirements=mlflow.sklearn.get_default_pip_requirements(include_cloudpickle=True))
                 retry_locked(lambda: self.client.log_model_artifacts(model.model_id, str(path)))
         except BaseException:
             retry_locked(lambda: self.client.finalize_logged_model(model.model_id, "FAILED"))
@@ -536,9 +375,7 @@ class Store:
         killed = []
         for found in retry_locked(lambda: self.client.search_runs([experiment_id], query, max_results=1000)):
             if process_gone(found.data.tags):
-                self.set_tags(found.info.run_id, {KILLED_REASON_TAG: f"process {found.data.tags[PID_TAG]} ended "
-                                                  "while the sweep was RUNNING"})
-                self.terminate(found.info.run_id, "KILLED")
+                self.kill(found.info.run_id, f"process {found.data.tags[PID_TAG]} ended while the sweep was RUNNING")
                 killed.append(found.info.run_id)
         return killed
 
@@ -606,67 +443,3 @@ class Store:
     def run_metrics(self, run_id: str) -> dict[str, float]:
         """The last value of each metric of run ``run_id`` (a skipped run's result is the finished one's)."""
         return dict(retry_locked(lambda: self.client.get_run(run_id)).data.metrics)
-
-
-class PrepareStore(Callback):
-    """Hydra callback: create the store, the experiment and the sweep's parent run in the launching
-    process, before any job starts, so joblib workers find them in place and log under it.
-
-    A store that cannot be reached ends the sweep here, in one line, before any job starts. The
-    parent run (``sweep-<experiment>-<time>``, tag ``svmrepro.kind=sweep``) is named in
-    ``<hydra.sweep.dir>/mlflow_sweep_run.json``, which every job reads, whatever launcher runs it
-    (a folder the jobs share already: Hydra writes their outputs there). Every invocation gets its
-    own parent, one whose jobs were all skipped included (no child run: their runs are under the
-    sweeps that made them). It ends FINISHED when the sweep does, FAILED or KILLED when one of its
-    runs did; a sweep that ends without Hydra's ``on_multirun_end`` (a failed job, Ctrl-C) closes
-    it at exit, KILLED if a run was killed, else FAILED; one whose process was killed outright is
-    marked KILLED by the next sweep of the experiment on this host.
-    """
-
-    def __init__(self) -> None:
-        self._sweep: tuple[Store, str, str] | None = None
-
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        try:
-            store = Store(config.tracking.uri, config.tracking.artifact_root)
-        except TrackingError as exc:
-            print(f"svmrepro-run: error: {exc}", file=sys.stderr)
-            sys.exit(2)
-        name = experiment_name(dict(config.hydra.runtime.choices))
-        experiment_id = store.experiment_id(name)
-        log.info("MLflow store %s ready, experiment %s", store.uri, name)
-        for orphan in store.mark_orphan_sweeps_killed(experiment_id):
-            log.info("sweep run %s marked KILLED: its process ended while it was RUNNING", orphan)
-
-        tags = {KIND_TAG: SWEEP_KIND, "experiment": name, "mode": str(config.get("mode", "")),
-                "sweep_dir": str(config.hydra.sweep.dir), **process_tags(),
-                **source_tags(git_source())}
-        run_name = f"sweep-{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        run_id = store.start_run(experiment_id, run_name, tags)
-        write_sweep_run(config.hydra.sweep.dir, run_id)
-        self._sweep = (store, experiment_id, run_id)
-        atexit.register(self._close, at_exit=True)
-
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        self._close(at_exit=False)
-
-    def _close(self, at_exit: bool) -> None:
-        if self._sweep is None:
-            return
-        (store, experiment_id, run_id), self._sweep = self._sweep, None
-        try:
-            for orphan in store.mark_orphan_children_killed(experiment_id, run_id):
-                log.info("run %s KILLED: its process ended while it was RUNNING", orphan)
-            counts = store.child_statuses(experiment_id, run_id)
-            if counts.get("KILLED") or counts.get("RUNNING"):
-                status = "KILLED"
-            elif counts.get("FAILED") or at_exit:
-                status = "FAILED"
-            else:
-                status = "FINISHED"
-            store.set_tags(run_id, {f"runs.{s.lower()}": str(n) for s, n in counts.items()})
-            store.terminate(run_id, status)
-        except Exception as exc:  # at exit, after the sweep's own error: one line, not a second traceback
-            if not at_exit:
-                raise
-            log.warning("sweep run %s left RUNNING: %s", run_id, redact((str(exc).splitlines() or [type(exc).__name__])[0]))

@@ -10,6 +10,13 @@ those steps. So a missing store is built by one process at a time (an exclusive 
 finished: the store's path holds no file or a whole one. An existing file is read (never written)
 first; one that is not at MLflow's schema is reported with its repair instead of being migrated.
 
+An existing store is written to only once SQLite's ``PRAGMA quick_check`` finds it whole
+(:func:`damage`): a damaged file (a disk fault, a copy cut short, bytes overwritten) accepts
+writes that spread the damage, or fails halfway through a run. It is reported with a
+backup-and-rebuild command and left as it is. ``quick_check`` reads every page but skips the
+index-to-table cross-checks of ``integrity_check``, so it costs a fraction of a second for a store of
+thousands of runs, and is done once per process and file.
+
 A claim (:func:`claim`) is an exclusive ``flock`` on ``<db>.claims/<run key>``: the kernel ends
 it when its process ends, however it ends, so a claim whose owner died is free at once.
 """
@@ -32,6 +39,10 @@ LOCK_SUFFIX, CLAIMS_SUFFIX, BUILDING_INFIX = ".lock", ".claims", ".building-"
 ALEMBIC_TMP = "_alembic_tmp_"
 #: seconds a read waits for a writer's lock (MLflow's own writers wait 20 s)
 READ_TIMEOUT_S = 30.0
+#: what every SQLite database file starts with
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: the files found whole by :func:`damage` in this process
+_whole: set[Path] = set()
 
 
 @cache
@@ -68,11 +79,15 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    # mode=rw never creates the file; only SELECTs and PRAGMA checks run (a hot journal of a killed
+    # writer is rolled back by SQLite, as any reader does)
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=READ_TIMEOUT_S)
+
+
 def _read(path: Path) -> dict[str, object]:
     """Tables, alembic revision and run count of the SQLite file ``path``, read only."""
-    # mode=rw never creates the file; only SELECTs run (a hot journal of a killed writer is
-    # rolled back by SQLite, as any reader does)
-    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=READ_TIMEOUT_S)) as con:
+    with closing(_connect(path)) as con:
         tables = {row[0] for row in con.execute("select name from sqlite_master where type = 'table'")}
         revision = None
         if "alembic_version" in tables:
@@ -82,13 +97,53 @@ def _read(path: Path) -> dict[str, object]:
     return {"tables": tables, "revision": revision, "runs": runs}
 
 
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def _repair(path: Path) -> str:
+    """The commands that back up the damaged store ``path`` and rebuild beside it what SQLite can
+    still read of it: the ``sqlite3`` shell's ``.dump`` (Debian's package ``sqlite3``), whose
+    closing ROLLBACK after a read error becomes a COMMIT. (The shell's ``.recover`` fails on any
+    file in Debian 12's SQLite 3.40.1: "SQL logic error".)"""
+    rebuilt = path.with_name(f"{path.stem}.rebuilt{path.suffix}")
+    return (f"cp {path} {path}.bak && sqlite3 {path}.bak .dump | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' "
+            f"| sqlite3 {rebuilt}, check the runs in {rebuilt}, then move it to {path}")
+
+
+def damage(path: Path, uri: str) -> str | None:
+    """One line saying that the existing SQLite file ``path`` is damaged and how to rebuild it;
+    None when ``PRAGMA quick_check`` finds it whole (remembered for the rest of the process)."""
+    if path.resolve() in _whole:
+        return None
+    try:
+        with closing(_connect(path)) as con:
+            found = [row[0] for row in con.execute("pragma quick_check")]
+    except sqlite3.DatabaseError as exc:
+        found = [str(exc)]
+    if found == ["ok"]:
+        _whole.add(path.resolve())
+        return None
+    return (f"tracking store {uri}: {path} is damaged (SQLite's quick_check: {found[0]}"
+            f"{f'; {len(found) - 1} more faults' if len(found) > 1 else ''}), so nothing is written to it; "
+            f"to rebuild it: {_repair(path)}")
+
+
 def problem(path: Path, uri: str) -> str | None:
     """What is wrong with the existing store file ``path`` and how to repair it, in one line;
     None for a whole store at MLflow's schema, or for a file with no tables yet."""
     try:
         found = _read(path)
     except sqlite3.DatabaseError as exc:
+        if _is_sqlite(path):  # a database whose pages cannot be read
+            return damage(path, uri)
         return f"tracking store {uri}: {path} cannot be read as a SQLite database ({exc})"
+    if found["tables"] and (damaged := damage(path, uri)):
+        return damaged
     tables, revision, runs = found["tables"], found["revision"], found["runs"]
     if not tables or (revision == schema_head() and not any(t.startswith(ALEMBIC_TMP) for t in tables)):
         return None

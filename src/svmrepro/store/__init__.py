@@ -1,0 +1,32 @@
+"""The MLflow store: the one home of svmrepro's MLflow calls (no other module imports MLflow).
+
+- :mod:`.location`: where the store is, and whether it can be used (reachable, kept, its artifact
+  folder writable), checked before anything is written;
+- :mod:`.sqlite`: a SQLite store made whole or not at all, never written when damaged or at
+  another schema, and the per-run claims beside it;
+- :mod:`.client`: :class:`Store`, the operations a run, a sweep and a report make;
+- :mod:`.sweep_run`: a sweep's parent run (:class:`PrepareStore`, a Hydra callback);
+- :mod:`.processes`: which process runs a run, and whether it has ended;
+- :mod:`.names`: tag names and metric names as MLflow shows them.
+"""
+
+from svmrepro.store.client import Store, artifact_dict, retry_locked
+from svmrepro.store.location import (
+    TRACKING_URI_ENV, TrackingError, ensure_store, experiment_name, probe, sqlite_path, store_file, tracking_uri,
+)
+from svmrepro.store.names import (
+    ADHOC_EXPERIMENT, ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, HOST_TAG, KILLED_REASON_TAG, KIND_TAG, NOT_RESULTS,
+    PARENT_RUN_TAG, PID_TAG, PROCESS_START_TAG, REPORT_KIND, RESULT_KIND, RUN_KEY_TAG, RUN_NAME_TAG, SWEEP_KIND,
+    is_result, mlflow_names, source_tags, svmrepro_names,
+)
+from svmrepro.store.processes import process_gone, process_tags
+from svmrepro.store.sweep_run import SWEEP_RUN_FILE, PrepareStore, sweep_run_id, write_sweep_run
+
+__all__ = [
+    "ADHOC_EXPERIMENT", "ERROR_MESSAGE_TAG", "ERROR_TYPE_TAG", "HOST_TAG", "KILLED_REASON_TAG", "KIND_TAG",
+    "NOT_RESULTS", "PARENT_RUN_TAG", "PID_TAG", "PROCESS_START_TAG", "REPORT_KIND", "RESULT_KIND", "RUN_KEY_TAG",
+    "RUN_NAME_TAG", "SWEEP_KIND", "SWEEP_RUN_FILE", "TRACKING_URI_ENV", "PrepareStore", "Store", "TrackingError", "artifact_dict",
+    "ensure_store", "experiment_name", "is_result", "mlflow_names", "probe", "process_gone", "process_tags",
+    "retry_locked", "source_tags", "sqlite_path", "store_file", "svmrepro_names", "sweep_run_id", "tracking_uri",
+    "write_sweep_run",
+]
