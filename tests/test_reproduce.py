@@ -14,7 +14,7 @@ from svmrepro.report.runs import read_runs
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper
 from svmrepro.report.numbers import DIFFERS, NO_RUNS, WITHIN_RANGE, WITHIN_TOLERANCE, distances, our_numbers, verdict
-from svmrepro.reproduce import in_dependency_order, main as reproduce
+from svmrepro.reproduce import in_dependency_order, main as reproduce, parse_args, selected_experiments
 from svmrepro.runner import run
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -37,6 +37,23 @@ def test_an_output_whose_data_is_missing_says_not_run_and_why(tmp_path, monkeypa
 def test_unknown_paper_lists_the_valid_ones(capsys):
     assert reproduce(["no_such_paper"]) == 2
     assert "cross_training" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("names, expected", [
+    (["cascade/table4"], ["cascade/table4"]),  # an experiment named where a paper goes: not "0 of 0 outputs"
+    (["cascade/table4", "--experiment", "cascade/table5"], ["cascade/table4", "cascade/table5"]),
+    (["potential_sv"], ["potential_sv/example", "potential_sv/discard_rate", "potential_sv/retrain"]),
+])
+def test_papers_and_experiments_are_chosen_wherever_they_are_named(names, expected):
+    chosen = selected_experiments(parse_args(names))
+    assert sorted(chosen) == sorted(expected)
+
+
+def test_a_store_given_as_an_override_is_the_store_of_the_sweeps_and_the_build(capsys):
+    args = parse_args(["--override", "tracking.uri=sqlite:///a.db", "--override", "seed=0"])
+    assert args.tracking_uri == "sqlite:///a.db" and args.override == ["seed=0"]  # not on the sweeps' command line
+    assert reproduce(["--override", "tracking.uri=sqlite:///a.db", "--tracking-uri", "sqlite:///b.db"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
 
 
 # --check: what exists, what is missing, and our numbers beside the paper's

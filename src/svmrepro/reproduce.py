@@ -401,7 +401,8 @@ def check(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="svmrepro-reproduce", description=__doc__.split("\n")[0])
-    parser.add_argument("papers", nargs="*", help=f"paper ids (default: all of {', '.join(papers())})")
+    parser.add_argument("papers", nargs="*",
+                        help=f"paper ids or <paper>/<id> experiments (default: all of {', '.join(papers())})")
     parser.add_argument("--mode", default="quick", help="quick (default) or full")
     parser.add_argument("--experiment", action="append", default=[], help="only <paper>/<id> (repeatable)")
     parser.add_argument("--from-csv", action="store_true", help="rebuild outputs from their runs CSV")
@@ -420,7 +421,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "the paper's; run nothing")
     parser.add_argument("--prune", action="store_true",
                         help="delete (restorably) the runs of configurations the sweeps no longer have; run nothing")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.tracking_uri = store_of_overrides(args)
+    return args
+
+
+def store_of_overrides(args: argparse.Namespace) -> str | None:
+    """The store: ``--tracking-uri``, or a ``--override tracking.uri=...``, which is taken out of the
+    overrides so that the sweeps get it in their environment (never on a command line, where a password
+    shows in ``ps``) and the outputs are built from the same store the sweeps logged to."""
+    given = [item for item in args.override if item.lstrip("+~").split("=", 1)[0] == "tracking.uri"]
+    args.override = [item for item in args.override if item not in given]
+    uris = {item.split("=", 1)[1] for item in given if "=" in item} | ({args.tracking_uri} if args.tracking_uri else set())
+    if len(uris) > 1:
+        raise SvmReproError("--tracking-uri and --override tracking.uri=... name different stores: give one")
+    return next(iter(uris), None)
 
 
 def use_config_dirs(dirs: list[Path]) -> None:
@@ -460,9 +475,8 @@ def selected_experiments(args: argparse.Namespace) -> list[str]:
     for name in [*args.papers, *args.experiment]:
         if name not in known and name not in papers():
             raise SvmReproError(f"unknown paper or experiment {name!r}; valid: {', '.join(papers() + known)}")
-    if args.experiment:
-        return args.experiment
-    return [e for p in (args.papers or papers()) for e in experiments(p)]
+    names = [*args.papers, *args.experiment] or papers()
+    return list(dict.fromkeys(e for name in names for e in (experiments(name) if name in papers() else [name])))
 
 
 def main(argv: list[str] | None = None) -> int:
