@@ -251,3 +251,24 @@ def test_check_reports_duplicates(tmp_path, store_uri, capsys):
     assert code == 0
     assert "2 FINISHED runs; the quick sweep has 1 configurations: 1 done, 0 missing" in out
     assert "duplicates: 1 configurations have more than one FINISHED run (2 runs" in out
+
+
+def test_an_sql_error_mlflow_raises_again_is_not_also_logged_with_its_traceback(tmp_path, caplog):
+    """A write the database refuses (here: a full disk) raises, once, in the caller's words; MLflow's
+    own record of it (a traceback, once per retry) is dropped."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)]).returncode:
+        pytest.skip("a small file system needs root (mount -t tmpfs)")
+    try:
+        store = Store(f"sqlite:///{folder / 'mlflow.db'}", str(tmp_path / "artifacts"))
+        run_id = store.start_run(store.experiment_id("adhoc"), "r", {})
+        with open(folder / "filler", "wb") as filler, pytest.raises(OSError):
+            while True:  # the disk fills up
+                filler.write(b"\0" * 65536)
+                filler.flush()
+        with pytest.raises(Exception, match="full"):
+            store.log_params(run_id, {f"p{i}": "x" * 1000 for i in range(1000)})
+    finally:
+        subprocess.run(["umount", "--lazy", str(folder)], check=True)  # the store's connections are still open
+    assert not [r for r in caplog.records if r.name.startswith("mlflow") and r.exc_info], caplog.text

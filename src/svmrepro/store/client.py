@@ -45,6 +45,20 @@ from svmrepro.store.processes import process_gone
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: MLflow's SQL session logs every SQLAlchemy OperationalError with its traceback before it raises it
+#: again ("database is locked", which :func:`retry_locked` waits out; "database or disk is full")
+MLFLOW_SESSION_LOGGER, MLFLOW_SESSION_ERROR = "mlflow.store.db.utils", "SQLAlchemy database error"
+
+
+class DropReraisedSqlErrors(logging.Filter):
+    """Drops MLflow's log record of an SQL error that it raises again: the caller retries it or
+    reports it in one line, so the record's traceback (dozens of lines, once per retry) says nothing more."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(MLFLOW_SESSION_ERROR)
+
+
+logging.getLogger(MLFLOW_SESSION_LOGGER).addFilter(DropReraisedSqlErrors())
 
 #: MLflow's limits for one log_batch call and for a param value
 MAX_BATCH_PARAMS = 100
