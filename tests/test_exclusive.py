@@ -76,7 +76,7 @@ def test_reproduce_runs_a_timed_experiments_sweep_one_job_at_a_time(monkeypatch,
     from svmrepro import reproduce
 
     commands = []
-    monkeypatch.setattr(reproduce.subprocess, "run", lambda command: commands.append(command) or
+    monkeypatch.setattr(reproduce.subprocess, "run", lambda command, env=None: commands.append(command) or
                         subprocess.CompletedProcess(command, 0))
     plan = reproduce.Plan("quick", tmp_path, "parallel", 2)
     assert reproduce.run_sweep("cascade/table1", plan, None, [])  # timing: exclusive

@@ -4,8 +4,8 @@ The process that receives the signal first forwards SIGTERM to its child process
 workers of a sweep, the sub-SVM workers of a run) and waits up to :data:`GRACE_S` seconds for
 them to end, then kills the ones left; then :class:`Interrupted` is raised in its main thread.
 In a job, the runner marks the run in progress KILLED as :class:`Interrupted` goes through it,
-and a worker process ends once its job has (:func:`stopping_job`). A child that ignores SIGTERM
-(joblib's resource tracker, which ends when its parent does) is not waited for. A fit inside
+and a worker process ends once its job has (:func:`stopping_job`). A resource tracker
+(joblib's or multiprocessing's, which ignores SIGTERM and ends when its parent does) is not waited for. A fit inside
 compiled code sees the signal only when it returns to Python: a worker still fitting after the
 grace period is killed, and its run stays RUNNING until the same configuration runs again on
 this host (``svmrepro.store.Store.mark_orphans_killed``).
@@ -70,21 +70,15 @@ def one_line_stop(program: str) -> None:
     sys.excepthook = hook
 
 
-def _ignores_sigterm(pid: int) -> bool:
-    """Whether process ``pid`` ignores SIGTERM, as the resource trackers of joblib and multiprocessing
-    do. A tracker ends once every process holding its pipe has, this one among them: waiting for it
-    here would always last the whole grace period and then kill it, leaving its semaphores and
-    shared memory behind.
-
-    Linux only: read from ``/proc/<pid>/status`` (``SigIgn``), which psutil does not expose; False
-    elsewhere, where such a child is waited for :data:`GRACE_S` seconds, then killed.
-    """
+def _is_resource_tracker(process: psutil.Process) -> bool:
+    """Whether ``process`` is a resource tracker of joblib's loky or of multiprocessing (its command
+    line runs ``...resource_tracker``'s ``main``). A tracker ignores SIGTERM and ends once every
+    process holding its pipe has, this one among them: waiting for it here would always last the
+    whole grace period and then kill it, leaving its semaphores and shared memory behind."""
     try:
-        with open(f"/proc/{pid}/status") as status:
-            ignored = next(line for line in status if line.startswith("SigIgn:"))
-    except (OSError, StopIteration):
+        return any("resource_tracker" in part for part in process.cmdline())
+    except psutil.Error:  # ended meanwhile
         return False
-    return bool(int(ignored.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
 
 
 def alive(process: psutil.Process) -> bool:
@@ -98,9 +92,9 @@ def alive(process: psutil.Process) -> bool:
 def stop_children(grace_s: float = GRACE_S) -> None:
     """SIGTERM to every child; SIGKILL to those still there after ``grace_s`` seconds.
 
-    A child that ignores SIGTERM (:func:`_ignores_sigterm`) is left to end with this process.
+    A resource tracker (:func:`_is_resource_tracker`) is left to end with this process.
     """
-    pending = [child for child in psutil.Process().children() if not _ignores_sigterm(child.pid)]
+    pending = [child for child in psutil.Process().children() if not _is_resource_tracker(child)]
     for child in pending:
         with contextlib.suppress(psutil.NoSuchProcess):
             child.terminate()
