@@ -12,6 +12,9 @@ import subprocess
 import sys
 
 import pytest
+from mlflow.tracking import MlflowClient
+
+from svmrepro.store import ERROR_MESSAGE_TAG, SWEEP_KIND, KIND_TAG
 
 #: the issue's case: a bad value fails the svc job at validation, the cascade grid's at composition
 TABLE1_BAD_C = ["experiment=cascade/table1", "algorithm=svc", "algorithm.C=-1", "dataset.n_train_per_class=100",
@@ -45,3 +48,11 @@ def test_a_bad_value_fails_each_job_with_its_reason_recorded_and_printed(tmp_pat
     assert recorded[1].endswith(": ConfigCompositionException: Could not override 'algorithm.estimator.C'. "
                                 "Key 'estimator' is not in struct")
     assert [line.strip() for line in _summary(done.stderr)] == [recorded[0], recorded[1]]
+    # no run exists for a job that failed before fitting: the sweep's run keeps the reasons
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    [sweep] = client.search_runs([client.get_experiment_by_name("cascade/table1").experiment_id],
+                                 f"tags.`{KIND_TAG}` = '{SWEEP_KIND}'")
+    assert sweep.info.status == "FAILED" and sweep.data.tags["jobs.failed"] == "2"
+    assert sweep.data.tags[ERROR_MESSAGE_TAG] == recorded[0]
+    kept = client.download_artifacts(sweep.info.run_id, "failures.txt", str(tmp_path))
+    assert open(kept).read().splitlines() == [recorded[0], recorded[1]]

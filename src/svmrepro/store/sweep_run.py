@@ -16,19 +16,29 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
+from hydra_plugins.svmrepro_sweeper import failures
 from omegaconf import DictConfig
 
 from svmrepro.environment import git_source
 from svmrepro.redact import redact
 from svmrepro.store.client import Store
 from svmrepro.store.location import TrackingError, experiment_name
-from svmrepro.store.names import KIND_TAG, SWEEP_KIND, source_tags
+from svmrepro.store.names import ERROR_MESSAGE_TAG, KIND_TAG, SWEEP_KIND, source_tags
 from svmrepro.store.processes import process_tags
 
 log = logging.getLogger(__name__)
 
 #: in a sweep's folder (hydra.sweep.dir): the parent run its jobs log under (:class:`PrepareStore`)
 SWEEP_RUN_FILE = "mlflow_sweep_run.json"
+#: the sweep run's count of failed jobs (their lines: the artifact ``failures.txt``; the first: ``error_message``)
+FAILED_JOBS_TAG = "jobs.failed"
+
+
+def failed_job_lines(sweep_dir: Path) -> list[str]:
+    """The line of each failed job of the sweep in ``sweep_dir``, by job number (none without the file)."""
+    if not (sweep_dir / failures.FILE).is_file():
+        return []
+    return [line for _, line in sorted(failures.read(sweep_dir).items())]
 
 
 def write_sweep_run(sweep_dir: str | Path, run_id: str) -> Path:
@@ -63,7 +73,7 @@ class PrepareStore(Callback):
     """
 
     def __init__(self) -> None:
-        self._sweep: tuple[Store, str, str] | None = None
+        self._sweep: tuple[Store, str, str, Path] | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         name = experiment_name(dict(config.hydra.runtime.choices))
@@ -71,7 +81,7 @@ class PrepareStore(Callback):
             store = Store(config.tracking.uri, config.tracking.artifact_root)
             experiment_id = store.experiment_id(name)
         except TrackingError as exc:
-            print(f"svmrepro-run: error: {exc}", file=sys.stderr)
+            print(redact(f"svmrepro-run: error: {exc}"), file=sys.stderr)
             sys.exit(2)
         log.info("MLflow store %s ready, experiment %s", store.uri, name)
         for orphan in store.mark_orphan_sweeps_killed(experiment_id):
@@ -83,7 +93,7 @@ class PrepareStore(Callback):
         run_name = f"sweep-{name}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_id = store.start_run(experiment_id, run_name, tags)
         write_sweep_run(config.hydra.sweep.dir, run_id)
-        self._sweep = (store, experiment_id, run_id)
+        self._sweep = (store, experiment_id, run_id, Path(config.hydra.sweep.dir))
         atexit.register(self._close, at_exit=True)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
@@ -92,18 +102,22 @@ class PrepareStore(Callback):
     def _close(self, at_exit: bool) -> None:
         if self._sweep is None:
             return
-        (store, experiment_id, run_id), self._sweep = self._sweep, None
+        (store, experiment_id, run_id, sweep_dir), self._sweep = self._sweep, None
         try:
             for orphan in store.mark_orphan_children_killed(experiment_id, run_id):
                 log.info("run %s KILLED: its process ended while it was RUNNING", orphan)
             counts = store.child_statuses(experiment_id, run_id)
+            failed_jobs = failed_job_lines(sweep_dir)
             if counts.get("KILLED") or counts.get("RUNNING"):
                 status = "KILLED"
-            elif counts.get("FAILED") or at_exit:
+            elif counts.get("FAILED") or failed_jobs or at_exit:
                 status = "FAILED"
             else:
                 status = "FINISHED"
             store.set_tags(run_id, {f"runs.{s.lower()}": str(n) for s, n in counts.items()})
+            if failed_jobs:  # a job may fail before its run exists (a bad value): its reason is kept here
+                store.set_tags(run_id, {FAILED_JOBS_TAG: str(len(failed_jobs)), ERROR_MESSAGE_TAG: failed_jobs[0]})
+                store.log_text(run_id, "\n".join(failed_jobs) + "\n", failures.FILE.replace(".jsonl", ".txt"))
             store.terminate(run_id, status)
         except Exception as exc:  # at exit, after the sweep's own error: one line, not a second traceback
             if not at_exit:
