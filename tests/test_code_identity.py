@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from test_wheel import call, venv  # noqa: F401 (venv: the fixture of an installed wheel)
 
 from svmrepro import code_digest as digests
 from svmrepro.code_digest import CODE_DIGEST_TAG, PACKAGE_IN_REPO, RESULT_SOURCES, code_digest, commit_digest, \
@@ -123,14 +122,3 @@ def test_check_lists_the_runs_of_changed_code_and_those_whose_code_is_unknown(tm
     assert f"  stale: 2 runs (code changed since {commit}; the sweep runs them again)" in out.splitlines()
     assert "  code unknown: 1 runs (no code_digest tag, and commit ffffffff is not in a git checkout here)" \
         in out.splitlines()
-
-
-@pytest.mark.slow
-def test_the_installed_wheel_has_the_checkout_s_digest_and_no_commit_s(venv, tmp_path):
-    """The wheel's files give the digest of the files it was built from; outside a checkout no commit's
-    code can be read (a run without the tag is then ``code unknown``)."""
-    script = ("from svmrepro.code_digest import code_digest, commit_digest; "
-              "print(code_digest(), commit_digest('HEAD'))")
-    done = call(venv, tmp_path, "python", "-c", script)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [code_digest(), "None"]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from svmrepro.code_digest import code_digest
+
 CHECKOUT = Path(__file__).resolve().parents[1]
 EXPERIMENT = "cross_training/fig3_baseline"
 #: two seconds-long jobs of its sweep (training sizes 120 and 160)
@@ -113,3 +115,13 @@ def test_a_users_config_folder_adds_an_experiment_without_touching_the_package(v
     assert "my own experiment" in page and "2 runs" in page  # seed 0 was run above, seed 1 by the sweep
     unknown = call(venv, tmp_path, "svmrepro-reproduce", "--experiment", "mine/tiny", "--check")
     assert unknown.returncode == 2 and "mine/tiny" in unknown.stderr  # without --config-dir it is not known
+
+
+def test_the_installed_wheel_has_the_checkout_s_digest_and_no_commit_s(venv, tmp_path):
+    """The wheel's files give the digest of the files it was built from; outside a checkout no commit's
+    code can be read (a run without the tag is then ``code unknown``)."""
+    script = ("from svmrepro.code_digest import code_digest, commit_digest; "
+              "print(code_digest(), commit_digest('HEAD'))")
+    done = call(venv, tmp_path, "python", "-c", script)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [code_digest(), "None"]
