@@ -191,14 +191,14 @@ def test_finished_run_lookups_skip_sweep_and_report_runs(store_uri):
     (["FINISHED"], True, "FAILED"),  # ended without on_multirun_end: a job failed before its run existed
     (["FINISHED", "KILLED"], True, "KILLED"),  # Ctrl-C
 ])
-def test_a_sweeps_parent_run_ends_as_its_runs_did(store_uri, children, at_exit, status):
+def test_a_sweeps_parent_run_ends_as_its_runs_did(store_uri, tmp_path, children, at_exit, status):
     store = Store(store_uri)
     experiment_id = store.experiment_id("test/runner")
     parent = store.start_run(experiment_id, "sweep", {"svmrepro.kind": "sweep"})
     for child in children:
         store.terminate(store.start_run(experiment_id, "job", {}, parent_run_id=parent), child)
     callback = PrepareStore()
-    callback._sweep = (store, experiment_id, parent)
+    callback._sweep = (store, experiment_id, parent, tmp_path)  # a sweep folder without failures.jsonl
     callback._close(at_exit=at_exit)
     callback._close(at_exit=True)  # the exit hook after on_multirun_end: nothing left to do
     assert _run_of(store_uri, parent).info.status == status
