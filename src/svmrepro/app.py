@@ -48,14 +48,13 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from hydra_plugins.svmrepro_sweeper import progress
 from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
-from hydra_plugins.svmrepro_sweeper.failures import error_line
 from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
 from omegaconf import DictConfig
 
 from svmrepro import settings, signals
 from svmrepro.compose import check_config_files
 from svmrepro.locations import CONF_DIR, check_writable
-from svmrepro.errors import SvmReproError
+from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
 from svmrepro.runner import SKIPPED, RunResult, run
 from svmrepro.store import sweep_run_id

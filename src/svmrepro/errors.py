@@ -1,5 +1,17 @@
 """Errors that reach the user as one clear line."""
 
+from svmrepro.redact import redact
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message ("" for none), any URI's password masked."""
+    return redact((str(error).strip().splitlines() or [""])[0])
+
+
+def error_line(error: BaseException) -> str:
+    """``<ExceptionType>: <first line of its message>``, any URI's password masked."""
+    return f"{type(error).__name__}: {first_line(error)}"
+
 
 class SvmReproError(Exception):
     """Base of every error svmrepro raises on purpose; the CLI prints it as one line."""

@@ -23,6 +23,7 @@ from svmrepro.build import build
 from svmrepro.code_digest import CODE_DIGEST_TAG, code_digest
 from svmrepro.data.base import Dataset
 from svmrepro.environment import environment_tags, git_source
+from svmrepro.errors import error_line
 from svmrepro.exclusive import load_1m, machine_slot, timing_tags
 from svmrepro.measures import measure
 from svmrepro.metrics import final_estimator
@@ -114,8 +115,7 @@ def log_model(store: Store, experiment_id: str, run_id: str, estimator, input_ex
     try:
         store.log_model(experiment_id, run_id, estimator, input_example=input_example)
     except Exception as exc:  # noqa: BLE001  (serializing an estimator can fail in many ways)
-        log.warning("run %s: its model was not logged (%s: %s); its results are kept", run_id, type(exc).__name__,
-                    redact((str(exc).strip().splitlines() or [""])[0]))
+        log.warning("run %s: its model was not logged (%s); its results are kept", run_id, error_line(exc))
 
 
 def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overrides: Sequence[str] = (),

@@ -25,14 +25,10 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from hydra_plugins.svmrepro_sweeper import progress
+from svmrepro.errors import error_line
 from svmrepro.redact import redact
 
 FILE = "failures.jsonl"
-
-
-def error_line(error: BaseException) -> str:
-    """``<ExceptionType>: <first line of its message>``."""
-    return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"
 
 
 def failure_line(num: int | str, overrides: Sequence[str], reason: str) -> str:

@@ -46,7 +46,8 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 from hydra_plugins.svmrepro_sweeper import failures, progress
-from hydra_plugins.svmrepro_sweeper.failures import error_line, failure_line
+from hydra_plugins.svmrepro_sweeper.failures import failure_line
+from svmrepro.errors import error_line, first_line
 from svmrepro.redact import redact
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ def workers(launcher_config) -> int:
 def composition_line(error: BaseException) -> str:
     """``error_line`` with OmegaConf's reason (Hydra puts it on a later line) appended."""
     cause = error.__cause__
-    reason = (str(cause).strip().splitlines() or [""])[0] if cause is not None else ""
+    reason = first_line(cause) if cause is not None else ""
     return f"{error_line(error)} {reason}".rstrip()
 
 

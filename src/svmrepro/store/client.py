@@ -32,6 +32,7 @@ from mlflow.entities import Dataset as DatasetEntity
 from mlflow.entities import DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
+from svmrepro.errors import error_line, first_line
 from svmrepro.redact import redact
 from svmrepro.store import sqlite
 from svmrepro.store.location import (
@@ -112,8 +113,7 @@ class Store:
         try:  # opening a SQLite store reads its schema, which a writer may hold locked
             self.client = retry_locked(lambda: MlflowClient(tracking_uri=self.uri))
         except Exception as exc:
-            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise TrackingError(redact(f"tracking store {self.uri} cannot be opened: {first_line}")) from exc
+            raise TrackingError(redact(f"tracking store {self.uri} cannot be opened: {error_line(exc)}")) from exc
         self._artifact_root = artifact_root
 
     def _artifact_location(self, name: str) -> str | None:
@@ -203,7 +203,7 @@ class Store:
         Whatever part of the reason cannot be logged (an artifact store that refuses files) is
         warned about; the run is ended FAILED all the same, never left RUNNING.
         """
-        message = redact((str(error).strip().splitlines() or [""])[0])[:MAX_ERROR_MESSAGE_LENGTH]
+        message = first_line(error)[:MAX_ERROR_MESSAGE_LENGTH]
         text = redact("".join(traceback.format_exception(type(error), error, error.__traceback__)))
         steps = ((lambda: self.set_tags(run_id, {ERROR_TYPE_TAG: type(error).__name__, ERROR_MESSAGE_TAG: message})),
                  (lambda: self.log_text(run_id, text, "traceback.txt")))
@@ -211,8 +211,7 @@ class Store:
             try:
                 step()
             except Exception as exc:  # noqa: BLE001  (the run must still end FAILED)
-                log.warning("run %s: its failure could not be logged whole: %s", run_id,
-                            redact((str(exc).strip().splitlines() or [type(exc).__name__])[0]))
+                log.warning("run %s: its failure could not be logged whole: %s", run_id, error_line(exc))
         self.terminate(run_id, "FAILED")
 
     @contextmanager

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from svmrepro.errors import SvmReproError
-from svmrepro.locations import default_store_uri
+from svmrepro.locations import check_writable, default_store_uri
 from svmrepro.redact import redact
 from svmrepro.store import sqlite
 from svmrepro.store.names import ADHOC_EXPERIMENT
@@ -128,8 +128,10 @@ def _unwritable(folder: Path) -> str | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return f"cannot create {folder}: {exc.strerror or exc}"
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return f"{folder} is not writable"
+    try:
+        check_writable(folder)
+    except OSError as exc:
+        return f"{folder} is not writable: {exc.strerror or exc}"
     return None
 
 

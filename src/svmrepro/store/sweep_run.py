@@ -20,6 +20,7 @@ from hydra_plugins.svmrepro_sweeper import failures
 from omegaconf import DictConfig
 
 from svmrepro.environment import git_source
+from svmrepro.errors import error_line
 from svmrepro.redact import redact
 from svmrepro.store.client import Store
 from svmrepro.store.location import TrackingError, experiment_name
@@ -122,4 +123,4 @@ class PrepareStore(Callback):
         except Exception as exc:  # at exit, after the sweep's own error: one line, not a second traceback
             if not at_exit:
                 raise
-            log.warning("sweep run %s left RUNNING: %s", run_id, redact((str(exc).splitlines() or [type(exc).__name__])[0]))
+            log.warning("sweep run %s left RUNNING: %s", run_id, error_line(exc))
