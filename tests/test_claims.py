@@ -119,6 +119,17 @@ def test_slope_recovers_a_power_law_exponent_and_its_interval():
     assert estimate.value == pytest.approx(fit.slope) and estimate.low < 2.0 < estimate.high
 
 
+def test_where_with_a_list_keeps_the_runs_at_any_of_its_values():
+    sizes = np.repeat([500, 1000, 2000, 4000], 3)
+    # steeper above 1000 rows: the slope over the larger sizes alone is the steeper one
+    times = np.where(sizes > 1000, sizes ** 2.0, 1000.0 * sizes)
+    table = runs(list(times), [], x=list(sizes), seeds=list(range(sizes.size)))
+    test = {"metric": "fit_cpu_s", "x": "params.dataset.n_train", "group": "a"}
+    large = slope.evaluate({**test, "where": {"params.dataset.n_train": [2000, 4000]}}, table, "t")
+    assert large.n == 6 and large.value == pytest.approx(2.0)
+    assert slope.evaluate(test, table, "t").value < 1.9
+
+
 def test_trend_is_flat_for_a_constant_and_one_for_a_line_through_zero():
     sizes = [100, 200, 300, 400]
     flat = trend.evaluate({"metric": "fit_cpu_s", "x": "params.dataset.n_train", "group": "a"},

@@ -1,8 +1,8 @@
 """What a claim primitive computes: a statistic of the runs with its 95 % interval, and the runs it read.
 
 Every primitive selects its runs the same way (:func:`select`): ``where: {column: value}`` keeps the
-runs whose column has that value, ``at`` (one x value or a list) the runs at those values of the
-column ``x``; groups are values of the column ``group`` (``tags.algorithm`` unless set).
+runs whose column has that value (or one of a list of values), ``at`` (one x value or a list) the runs
+at those values of the column ``x``; groups are values of the column ``group`` (``tags.algorithm`` unless set).
 """
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ def select(runs: pd.DataFrame, test: dict, where: str) -> pd.DataFrame:
     """The runs ``test``'s ``where`` and ``at`` keep."""
     kept = runs
     for name, wanted in (test.get("where") or {}).items():
-        kept = kept[_same(column(kept, name, where), wanted)]
+        values = column(kept, name, where)
+        kept = kept[np.logical_or.reduce([_same(values, v) for v in (wanted if isinstance(wanted, list) else [wanted])])]
     at = test.get("at")
     if at is not None and at != "all":
         x = column(kept, test["x"], where) if "x" in test else None
