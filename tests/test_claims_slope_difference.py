@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from svmrepro.errors import ConfigError
 from svmrepro.report.claims.primitives import slope_difference
 from svmrepro.report.claims.schema import parse_claims
 from svmrepro.report.claims.scoreboard import judge_all
@@ -85,3 +86,15 @@ def test_judge_all_reads_the_other_outputs_runs_table_beside_its_own(tmp_path):
     claim = parse_claims("toy", CLAIMS, "experiments/toy/claims.yaml")[0]
     [verdict] = judge_all([claim], tmp_path)
     assert verdict.verdict == SUPPORTED and verdict.seeds == 3
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"b": {"output": "toy/bounded", "grup": "dcmp"}}, ".b.grup"),
+    ({"b": "dcmp"}, ": Merge error: str is not a subclass of Side"),
+    ({"metric": None}, ".metric"),
+])
+def test_a_bad_test_is_one_line_naming_the_key(change, key):
+    with pytest.raises(ConfigError) as error:
+        slope_difference.evaluate({**TEST, **change}, {None: power_law(2.0), "toy/bounded": power_law(2.5)}, "t.test")
+    message = str(error.value)
+    assert "\n" not in message and message.startswith(f"t.test{key}")

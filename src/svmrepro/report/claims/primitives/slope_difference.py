@@ -30,9 +30,11 @@ from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from scipy import stats
 
+from svmrepro.errors import ConfigError
 from svmrepro.report.claims.estimate import GROUP_COLUMN, LEVEL, Estimate, column, group_runs, metric, select
 
 
@@ -65,7 +67,16 @@ class _Fit:
 
 def outputs(test: dict) -> list[str | None]:
     """The outputs whose runs the test reads, ``a``'s then ``b``'s (None: the claim's own)."""
-    return [(test.get(side) or {}).get("output") for side in ("a", "b")]
+    return [side.get("output") if isinstance(side, dict) else None for side in (test.get("a"), test.get("b"))]
+
+
+def _checked(test: dict, where: str) -> dict:
+    """``test`` against :class:`Test`: a missing, unknown or mistyped key is one line naming it."""
+    try:
+        return OmegaConf.to_container(OmegaConf.merge(OmegaConf.structured(Test), test), throw_on_missing=True)
+    except OmegaConfBaseException as exc:
+        key = f".{exc.full_key}" if exc.full_key else ""
+        raise ConfigError(f"{where}{key}: {str(exc).splitlines()[0]}") from None
 
 
 def _fit(runs: pd.DataFrame, test: dict, side: str, where: str) -> _Fit:
@@ -86,6 +97,7 @@ def _name(side: dict) -> str:
 
 
 def evaluate(test: dict, runs: Mapping[str | None, pd.DataFrame], where: str) -> Estimate:
+    test = _checked(test, where)
     a, b = (_fit(runs[(test[side] or {}).get("output")], test, side, where) for side in ("a", "b"))
     statistic = f"log-log slope of {test['metric']} vs {test['x'].split('.')[-1]}: {_name(test['b'])} - {_name(test['a'])}"
     read = pd.concat([a.runs, b.runs], ignore_index=True)
