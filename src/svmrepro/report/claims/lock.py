@@ -26,7 +26,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import yaml
+from omegaconf import OmegaConf
 
+from svmrepro.errors import ConfigError
 from svmrepro.locations import config_dirs
 from svmrepro.report.claims.primitives import outputs_read, primitive
 from svmrepro.report.claims.schema import CHANGES, CLAIMS_FILE, Claim, Region, claims_path, load_claims
@@ -79,7 +81,7 @@ def experiment_config(name: str) -> dict | None:
                  if (root / "experiment" / f"{name}.yaml").is_file()), None)
     if path is None:
         return None
-    config = yaml.safe_load(path.read_text()) or {}
+    config = OmegaConf.to_container(OmegaConf.load(path)) or {}  # read as Hydra reads it
     report = config.pop("report", None) or {}
     if "include" in report:
         config["report"] = {"include": report["include"]}
@@ -115,8 +117,13 @@ def read_lock(paper: str) -> dict[str, LockEntry]:
     path = lock_path(paper)
     if not path.is_file():
         return {}
-    raw = yaml.safe_load(path.read_text()) or {}
-    return {claim_id: LockEntry(**entry) for claim_id, entry in (raw.get("claims") or {}).items()}
+    entries = {}
+    for claim_id, entry in ((yaml.safe_load(path.read_text()) or {}).get("claims") or {}).items():
+        try:
+            entries[claim_id] = LockEntry(**entry)
+        except TypeError as exc:  # a lock edited by hand
+            raise ConfigError(f"{path}: {claim_id}: {exc}; rewrite the lock with `{COMMAND}`") from None
+    return entries
 
 
 def changed_parts(claim: Claim, entry: LockEntry) -> list[str]:
