@@ -1,5 +1,5 @@
 """The committed outputs cannot drift from their runs: every committed results/ page and table (the
-claims scoreboard included) is rebuilt from the committed runs CSVs into a temporary copy and must
+claims scoreboard and its claims.csv included) is rebuilt from the committed runs CSVs into a temporary copy and must
 come out byte for byte the same."""
 
 import shutil
@@ -28,6 +28,7 @@ def test_every_committed_output_rebuilds_from_its_runs_csv_unchanged(tmp_path):
         copy = results / Path(name).relative_to("results")
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(CHECKOUT / name, copy)
+    assert "results/claims.csv" in committed("*.csv"), "results/claims.csv is not committed beside the scoreboard"
     assert reproduce(["--from-csv", "--mode", "full", "--results-dir", str(results)]) == 0
     drifted = [name for name in committed("*.md") + committed("*.csv")
                if not (results / Path(name).relative_to("results")).is_file()

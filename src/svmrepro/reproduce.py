@@ -70,7 +70,7 @@ from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
 from svmrepro.report.claims.schema import claims_path, load_claims
-from svmrepro.report.claims.scoreboard import write_scoreboard
+from svmrepro.report.claims.scoreboard import RunsTables, write_scoreboard
 from svmrepro.report.claims.verdict import VERDICTS, judge
 from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
@@ -375,7 +375,8 @@ def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
     if len(runs) > len(own):
         lines.append(f"{len(runs) - len(own)} runs of {', '.join(spec.include)} shown beside them")
     lines += [f"claim {v.claim.id} ({v.claim.source}): {v.verdict}: {v.reason}; ours: {v.ours()}"
-              for v in (judge(claim, runs) for claim in load_claims(spec.paper_id) if claim.output == experiment)]
+              for v in (judge(claim, RunsTables(plan.results_dir, {experiment: runs}))
+                        for claim in load_claims(spec.paper_id) if claim.output == experiment)]
     lines += distance_lines(spec, runs)
     return "\n".join([f"== {experiment} ({plan.mode})", *("  " + line for line in lines)])
 

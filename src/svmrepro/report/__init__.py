@@ -10,9 +10,9 @@ import pandas as pd
 from svmrepro.errors import SvmReproError
 from svmrepro.report.figures import plot
 from svmrepro.report.claims.schema import load_claims
-from svmrepro.report.claims.scoreboard import claims_section
+from svmrepro.report.claims.scoreboard import RunsTables, claims_section
 from svmrepro.report.claims.verdict import judge
-from svmrepro.report.runs import read_runs, write_runs
+from svmrepro.report.runs import write_runs
 from svmrepro.report.artifacts import write_sidecar
 from svmrepro.report.missing import section_text
 from svmrepro.report.scatter import collect_points, plot_scatter
@@ -118,7 +118,8 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
     if spec.slopes:
         lines += ["", "## Log-log slopes (least squares of log y on log x over each group's runs)", "",
                   slopes_markdown(loglog_slopes(runs, spec, paper))]
-    lines += claims_section([judge(claim, read_runs(paths.runs_csv)) for claim in load_claims(spec.paper_id)
+    tables = RunsTables(out_dir.parent)  # its own runs as written above, and any other output's a claim reads
+    lines += claims_section([judge(claim, tables) for claim in load_claims(spec.paper_id)
                              if claim.output == spec.experiment])
     lines += _deviations(spec)
     paths.table_md.write_text("\n".join(lines) + "\n")

@@ -1,58 +1,101 @@
 """The verdicts as pages: ``<results>/README.md``, one row per claim of every paper with counts per
-verdict at the top (:func:`write_scoreboard`), and each output page's claims section
-(:func:`claims_section`). Both read the runs table written beside each output, so the page and the
-scoreboard show the same numbers, and ``--from-csv`` rebuilds both."""
+verdict at the top and the amendments at the end, and ``<results>/claims.csv`` beside it
+(:func:`write_scoreboard`), and each output page's claims section (:func:`claims_section`). All read
+the runs tables written beside the outputs (:class:`RunsTables`), so the pages and the scoreboard
+show the same numbers, and ``--from-csv`` rebuilds them all."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
 
+from svmrepro.report.claims.lock import COMMAND, LockEntry, lock_path, read_lock
 from svmrepro.report.claims.schema import Claim, claims_path, load_claims
+from svmrepro.report.claims.scoreboard_csv import write_claims_csv
 from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
 from svmrepro.report.runs import read_runs
 
 SCOREBOARD = "README.md"
 THUMB_WIDTH = 140
+RUNS_SUFFIX = ".runs.csv"
 
 
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _runs_csv(results_dir: Path, output: str) -> Path:
-    paper, output_id = output.split("/", 1)
-    return results_dir / paper / f"{output_id}.runs.csv"
+class RunsTables(Mapping):
+    """The runs table of each output ``<paper>/<id>`` under ``results_dir`` (``<paper>/<id>.runs.csv``),
+    read when first asked for; ``given`` tables (an output's runs read from MLflow) come first."""
+
+    def __init__(self, results_dir: Path, given: Mapping[str, pd.DataFrame] | None = None):
+        self.results_dir = Path(results_dir)
+        self._tables = dict(given or {})
+
+    def _path(self, output: str) -> Path:
+        paper, _, output_id = output.partition("/")
+        return self.results_dir / paper / f"{output_id}{RUNS_SUFFIX}"
+
+    def __getitem__(self, output: str) -> pd.DataFrame:
+        if output not in self._tables:
+            if not output or not self._path(output).is_file():
+                raise KeyError(output)
+            self._tables[output] = read_runs(self._path(output))
+        return self._tables[output]
+
+    def __iter__(self) -> Iterator[str]:
+        on_disk = (f"{p.parent.name}/{p.name.removesuffix(RUNS_SUFFIX)}" for p in self.results_dir.glob(f"*/*{RUNS_SUFFIX}"))
+        return iter(dict.fromkeys([*self._tables, *sorted(on_disk)]))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def judge_all(claims: list[Claim], results_dir: Path) -> list[Verdict]:
-    """Each claim judged on the runs table of its output under ``results_dir``."""
-    tables: dict[str, pd.DataFrame | None] = {}
-    verdicts = []
-    for claim in claims:
-        if claim.output and claim.output not in tables:
-            path = _runs_csv(results_dir, claim.output)
-            tables[claim.output] = read_runs(path) if path.is_file() else None
-        verdicts.append(judge(claim, tables.get(claim.output)))
-    return verdicts
+    """Each claim judged on the runs tables under ``results_dir``."""
+    tables = RunsTables(results_dir)
+    return [judge(claim, tables) for claim in claims]
+
+
+def amendment_anchor(claim: Claim) -> str:
+    """The in-page anchor of the claim's amendments on the scoreboard (GitHub's heading slug)."""
+    return re.sub(r"[^\w\- ]", "", f"{claim.paper}: {claim.id}".lower()).replace(" ", "-")
+
+
+def registered(claim: Claim, entry: LockEntry | None, scoreboard: str = "") -> str:
+    """The commit that registered the claim and, if amended, a link to its amendments."""
+    text = entry.registered[:7] if entry else "not locked"
+    if claim.amendments:
+        text += f", [amended {len(claim.amendments)}x]({scoreboard}#{amendment_anchor(claim)})"
+    return text
+
+
+def _locks(verdicts: list[Verdict]) -> dict[str, dict[str, LockEntry]]:
+    return {paper: read_lock(paper) for paper in dict.fromkeys(v.claim.paper for v in verdicts)}
 
 
 def claims_section(verdicts: list[Verdict]) -> list[str]:
     """The claims section of an output page (no lines when the output tests no claim)."""
     if not verdicts:
         return []
+    locks = _locks(verdicts)
     lines = ["", "## Claims", "",
-             "Each claim's statistic with its 95 % interval, computed from the runs above, and the verdict "
-             "its stated region gives ([all claims](../README.md)):", "",
-             "| claim | the paper | ours | verdict |", "|---|---|---|---|"]
+             "Each claim's statistic with its 95 % interval, computed from the runs above, the verdict its stated "
+             "region gives, the conditions ours differ from the paper's in, and the commit that registered the "
+             "claim ([all claims and their amendments](../README.md)):", "",
+             "| claim | the paper | ours | verdict | conditions | registered |", "|---|---|---|---|---|---|"]
     lines += [f"| {_cell(v.claim.source)}: {_cell(v.claim.claim)} | {_cell(v.claim.paper_says)} | {_cell(v.ours())} "
-              f"| **{v.verdict}**: {_cell(v.reason)} |" for v in verdicts]
+              f"| **{v.verdict}**: {_cell(v.reason)} | {_cell(v.claim.conditions.text())} "
+              f"| {_cell(registered(v.claim, locks[v.claim.paper].get(v.claim.id), '../' + SCOREBOARD))} |"
+              for v in verdicts]
     return lines
 
 
-def _row(verdict: Verdict, results_dir: Path) -> str:
+def _row(verdict: Verdict, entry: LockEntry | None, results_dir: Path) -> str:
     claim = verdict.claim
     link = thumb = ""
     if claim.output:
@@ -65,31 +108,64 @@ def _row(verdict: Verdict, results_dir: Path) -> str:
     runs = ""
     if verdict.estimate is not None:
         runs = f"{len(verdict.estimate.runs)} runs, {verdict.seeds} seeds; {', '.join(verdict.commits)}"
-    cells = [claim.paper, f"{claim.source}: {claim.claim}", verdict.ours(), claim.paper_says,
-             f"**{verdict.verdict}**: {verdict.reason}", runs, link, thumb]
+    cells = [claim.paper, f"{claim.source}: {claim.claim}", claim.conditions.text(), verdict.ours(), claim.paper_says,
+             f"**{verdict.verdict}**: {verdict.reason}", runs, registered(claim, entry), link, thumb]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
+def amendment_lines(verdicts: list[Verdict]) -> list[str]:
+    """The scoreboard's list of every amendment, under a heading per amended claim (its anchor)."""
+    lines = ["", "## Amendments", "",
+             "A change to a claim made after its verdict could be seen is an amendment, recorded in the claim "
+             "(`amendments` in its claims file) with the commit that made it, what it changed, why, and the verdict "
+             f"before. Each paper's `claims.lock.yaml` holds a hash of every claim (written by `{COMMAND}`), so a "
+             "change without an amendment fails the tests."]
+    amended = [v.claim for v in verdicts if v.claim.amendments]
+    if not amended:
+        return [*lines, "", "No claim has been amended."]
+    for claim in amended:
+        lines += ["", f"### {claim.paper}: {claim.id}", "", f"{_cell(claim.source)}: {_cell(claim.claim)}", "",
+                  "| commit | date | changed | why | verdict before |", "|---|---|---|---|---|"]
+        lines += [f"| {a.commit[:7]} | {a.date} | {', '.join(a.changed)} | {_cell(a.why)} | {_cell(a.verdict_before)} |"
+                  for a in claim.amendments]
+    return lines
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(path.parents[2]).as_posix()
+
+
 def write_scoreboard(papers: list[str], results_dir: Path, mode: str) -> tuple[Path, Counter]:
-    """``<results_dir>/README.md``: every claim of ``papers`` with its verdict; the counts per verdict."""
+    """``<results_dir>/README.md`` and ``claims.csv``: every claim of ``papers`` with its verdict; the
+    counts per verdict."""
     verdicts = [v for paper in papers for v in judge_all(load_claims(paper), results_dir)]
+    locks = _locks(verdicts)
     counts = Counter(v.verdict for v in verdicts)
     lines = [f"# Does each claim hold? ({mode} mode)", "",
              f"{len(verdicts)} claims of {len(papers)} papers, each checked by code against the runs committed beside "
-             "its output (`svmrepro-reproduce --mode " + mode + "` writes this page; `--from-csv` rebuilds it).", "",
+             "its output (`svmrepro-reproduce --mode " + mode + "` writes this page and `claims.csv`, the same "
+             "verdicts for machines; `--from-csv` rebuilds both).", "",
              " · ".join(f"**{verdict}**: {counts.get(verdict, 0)}" for verdict in VERDICTS), "",
              "How a verdict is reached: the claim's statistic (a paired ratio or difference of two methods, a log-log "
-             "slope, a mean, a trend across sizes) with its 95 % interval, against the region the claim stated before "
-             "our numbers were read: **supported** when the whole interval lies in it, **partly supported** when it "
-             "lies in the looser region, **not supported** when it lies outside, **inconclusive** when it straddles "
-             "an edge, when too few runs give an interval, or when a timing was taken on a loaded machine. "
+             "slope or the difference of two, a mean, a trend across sizes) with its 95 % interval, against the "
+             "regions the claim stated before our numbers were read: **supported** when the whole interval lies in "
+             "`expect`, **partly supported** when it lies in the looser `partly`, **not supported** when it lies "
+             "wholly outside `expect` and not inside `partly` (more runs cannot make it supported; where the interval "
+             "straddles `partly`'s edge, the reason says partial support is undecided), **inconclusive** only where "
+             "more or cleaner runs could change the verdict: the interval straddles `expect`'s edge, too few runs "
+             "give an interval, or a timing was taken on a loaded machine. "
              "In the statistics, `a / b` is a ratio (geometric mean over pairs of runs with the same seed), "
-             "p a paired t test, d Cohen's effect size. Each paper's claims: "
-             + ", ".join(f"`{claims_path(p).relative_to(claims_path(p).parents[2]).as_posix()}`" for p in papers) + ".",
-             "", "| paper | claim | ours | the paper | verdict | runs, seeds; commits | output | figure |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [_row(v, results_dir) for v in verdicts]
+             "p a paired t test, d Cohen's effect size. *Conditions* are where our verdict was reached under "
+             "conditions other than the paper's (scale, data, cores, parallel timing, error counts). *Registered* "
+             "is the commit that first stated the claim; an amended claim links its amendments below. Each paper's "
+             "claims and their lock: "
+             + ", ".join(f"`{_relative(claims_path(p))}`, `{_relative(lock_path(p))}`" for p in papers) + ".",
+             "", "| paper | claim | conditions | ours | the paper | verdict | runs, seeds; commits | registered "
+             "| output | figure |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [_row(v, locks[v.claim.paper].get(v.claim.id), results_dir) for v in verdicts]
+    lines += amendment_lines(verdicts)
     path = results_dir / SCOREBOARD
     results_dir.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
+    write_claims_csv(verdicts, locks, results_dir)
     return path, counts

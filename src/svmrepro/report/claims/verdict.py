@@ -1,16 +1,22 @@
 """A claim's verdict, from its primitive's estimate and the regions the claim stated beforehand.
 
-- **not run**: the claim says why it cannot be tested here (``not_run``), or its output has no runs.
-- **inconclusive**: the runs give no 95 % interval (too few runs or seeds), the interval straddles the
-  edge of ``expect`` without lying inside ``partly``, or (``timing: true``) a run read was timed on a
-  loaded machine (1-minute load above cores + 0.5 at its start or end).
-- **supported**: the whole interval lies inside ``expect``.
+- **not run**: the claim says why it cannot be tested here (``not_run``), or an output it reads has no runs.
+- **supported**: the whole 95 % interval lies inside ``expect``.
 - **partly supported**: not supported, but the whole interval lies inside ``partly``.
-- **not supported**: the interval lies wholly outside ``partly`` (or ``expect`` when there is none).
+- **not supported**: the whole interval lies outside ``expect`` and not inside ``partly``. No number of
+  seeds can make such a claim supported, so it is never "inconclusive"; where the interval straddles
+  ``partly``'s edge, the reason says that partial support is still undecided.
+- **inconclusive**: only when more or cleaner runs could change the verdict: the runs give no interval
+  (no runs match, or too few runs or seeds), the interval straddles the edge of ``expect`` (and does
+  not lie inside ``partly``), or (``timing: true``) a run read was timed on a loaded machine (1-minute
+  load above cores + 0.5 at its start or end).
+
+Regions are open intervals, so an interval touching an edge from outside counts as outside.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +25,7 @@ import pandas as pd
 from svmrepro.errors import SvmReproError
 from svmrepro.exclusive import LOAD_MARGIN
 from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate
-from svmrepro.report.claims.primitives import primitive
+from svmrepro.report.claims.primitives import outputs_read, primitive, reads_outputs
 from svmrepro.report.claims.schema import Claim
 
 SUPPORTED, PARTLY, NOT_SUPPORTED, INCONCLUSIVE, NOT_RUN = (
@@ -72,26 +78,31 @@ def decide(claim: Claim, estimate: Estimate) -> tuple[str, str]:
     if not estimate.has_interval:
         return INCONCLUSIVE, f"too few {estimate.unit} for an interval ({estimate.n})"
     low, high = estimate.low, estimate.high
-    if claim.expect.holds(low, high):
-        return SUPPORTED, f"interval inside {claim.expect.text()}"
-    if claim.partly is not None and claim.partly.holds(low, high):
-        return PARTLY, f"interval inside {claim.partly.text()}, not inside {claim.expect.text()}"
-    outer = claim.partly or claim.expect
-    if outer.misses(low, high):
-        return NOT_SUPPORTED, f"interval outside {outer.text()}"
-    straddled = claim.expect if claim.partly is None or not claim.expect.misses(low, high) else claim.partly
-    return INCONCLUSIVE, f"interval straddles the edge of {straddled.text()}"
+    expect, partly = claim.expect, claim.partly
+    if expect.holds(low, high):
+        return SUPPORTED, f"interval inside {expect.text()}"
+    if partly is not None and partly.holds(low, high):
+        return PARTLY, f"interval inside {partly.text()}, not inside {expect.text()}"
+    if not expect.misses(low, high):
+        return INCONCLUSIVE, f"interval straddles the edge of {expect.text()}"
+    if partly is None or partly.misses(low, high):
+        return NOT_SUPPORTED, f"interval outside {expect.text()}" + (f" and partly ({partly.text()})" if partly else "")
+    return NOT_SUPPORTED, f"interval outside {expect.text()}; partly ({partly.text()}) undecided: straddles its edge"
 
 
-def judge(claim: Claim, runs: pd.DataFrame | None) -> Verdict:
-    """``claim``'s verdict from ``runs`` (its output's runs table; None when it has none yet)."""
+def judge(claim: Claim, runs: Mapping[str, pd.DataFrame | None]) -> Verdict:
+    """``claim``'s verdict from ``runs``, the runs table of each output (absent or None when it has
+    none yet): its own output's, and those of the other outputs its primitive reads."""
     if claim.not_run is not None:
         return Verdict(claim, NOT_RUN, claim.not_run)
-    if runs is None or runs.empty:
-        return Verdict(claim, NOT_RUN, f"no runs of {claim.output} yet")
     where = f"experiments/{claim.paper}/claims.yaml: {claim.id}.test"
+    module = primitive(claim.test.get("kind"), where)
+    tables = {name: runs.get(name or claim.output) for name in outputs_read(module, claim.test)}
+    missing = [name or claim.output for name, table in tables.items() if table is None or table.empty]
+    if missing:
+        return Verdict(claim, NOT_RUN, f"no runs of {', '.join(missing)} yet")
     try:
-        estimate = primitive(claim.test.get("kind"), where).evaluate(claim.test, runs, where)
+        estimate = module.evaluate(claim.test, tables if reads_outputs(module) else tables[None], where)
     except SvmReproError as exc:  # the primitives name ``where`` themselves
         message = str(exc)
         raise SvmReproError(message if message.startswith(where) else f"{where}: {message}") from None

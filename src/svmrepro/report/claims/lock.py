@@ -1,0 +1,217 @@
+"""The pre-registration lock of a paper's claims: ``experiments/<paper>/claims.lock.yaml``.
+
+A claim is registered before our numbers are read; a change to it after that is an amendment, listed
+in the claim with its commit, what changed, why, and the verdict before (:mod:`.schema`). The lock
+holds, per claim, the commit that registered it (from git history when first locked, then kept, so a
+shallow clone needs no history), how many amendments it had when locked, and a sha256 of what it
+tests: its text, output, test, regions, timing flag, ``not_run``, and the experiment config of each
+output it reads (:func:`output_configs`), each part hashed on its own too so that a mismatch says
+what changed. ``tests/test_claims_lock.py`` fails when a claim differs from its lock entry; the lock
+is written only by::
+
+    python -m svmrepro.report.claims.relock [paper ...]
+
+which adds new claims with their registering commit, and refuses to re-lock a changed claim unless
+it has a new amendment whose ``changed`` names every part that changed, to drop a locked claim, or
+to forget an amendment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+from omegaconf import OmegaConf
+
+from svmrepro.errors import ConfigError
+from svmrepro.locations import config_dirs
+from svmrepro.report.claims.primitives import outputs_read, primitive
+from svmrepro.report.claims.schema import CHANGES, CLAIMS_FILE, Claim, Region, claims_path, load_claims
+
+LOCK_FILE = "claims.lock.yaml"
+COMMAND = "python -m svmrepro.report.claims.relock"
+HEADER = f"""\
+# The pre-registration lock of this paper's claims (claims.yaml), written by `{COMMAND}`, never by hand.
+# Per claim: the commit that registered it, the amendments it had when locked, and a sha256 of what it
+# tests (text, output, test, regions, timing, not_run and its outputs' experiment configs), per part too.
+"""
+
+
+@dataclass
+class LockEntry:
+    registered: str
+    amendments: int
+    hash: str
+    parts: dict[str, str]
+
+
+def lock_path(paper: str) -> Path:
+    return claims_path(paper).with_name(LOCK_FILE)
+
+
+def _plain(value):
+    """``value`` as JSON data with one spelling: infinite region ends as "inf"/"-inf"."""
+    if isinstance(value, Region):
+        return [_plain(value.low), _plain(value.high)]
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _digest(value) -> str:
+    text = json.dumps(_plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def experiment_config(name: str) -> dict | None:
+    """``conf/experiment/<name>.yaml`` parsed, with the experiment files its defaults include (by their
+    names, under ``defaults``), the way the sweep sees them: the page's presentation (``report``) is
+    left out, save ``report.include``, which brings another experiment's runs into the output. None
+    when no config folder has the file."""
+    path = next((root / "experiment" / f"{name}.yaml" for root in config_dirs()
+                 if (root / "experiment" / f"{name}.yaml").is_file()), None)
+    if path is None:
+        return None
+    config = OmegaConf.to_container(OmegaConf.load(path)) or {}  # read as Hydra reads it
+    report = config.pop("report", None) or {}
+    if "include" in report:
+        config["report"] = {"include": report["include"]}
+    included = [entry.removeprefix("/experiment/") for entry in config.get("defaults") or []
+                if isinstance(entry, str) and entry.startswith("/experiment/")]
+    return {"file": config, "defaults": {name: experiment_config(name) for name in included}}
+
+
+def output_configs(claim: Claim) -> dict[str, dict | None]:
+    """The experiment config of each output ``claim`` reads (none for a claim we do not test)."""
+    if claim.not_run is not None or not claim.output:
+        return {}
+    module = primitive(claim.test.get("kind"), f"{claim.paper}: {claim.id}.test.kind")
+    names = [name or claim.output for name in outputs_read(module, claim.test)]
+    return {name: experiment_config(name) for name in names}
+
+
+def parts(claim: Claim) -> dict[str, object]:
+    """What the lock hashes, under the words an amendment's ``changed`` uses (:data:`.schema.CHANGES`)."""
+    return {"claim": claim.claim, "test": {"test": claim.test, "not_run": claim.not_run},
+            "region": {"expect": claim.expect, "partly": claim.partly}, "output": claim.output,
+            "output_config": output_configs(claim), "timing": claim.timing}
+
+
+def fingerprint(claim: Claim) -> tuple[str, dict[str, str]]:
+    """The claim's hash and a short hash of each part."""
+    found = parts(claim)
+    return _digest(found), {name: _digest(value)[:12] for name, value in found.items()}
+
+
+def read_lock(paper: str) -> dict[str, LockEntry]:
+    """The lock entries of ``paper``'s claims by id (none without a lock file)."""
+    path = lock_path(paper)
+    if not path.is_file():
+        return {}
+    entries = {}
+    for claim_id, entry in ((yaml.safe_load(path.read_text()) or {}).get("claims") or {}).items():
+        try:
+            entries[claim_id] = LockEntry(**entry)
+        except TypeError as exc:  # a lock edited by hand
+            raise ConfigError(f"{path}: {claim_id}: {exc}; rewrite the lock with `{COMMAND}`") from None
+    return entries
+
+
+def changed_parts(claim: Claim, entry: LockEntry) -> list[str]:
+    """The parts of ``claim`` that differ from its lock entry (empty when its hash matches)."""
+    digest, short = fingerprint(claim)
+    if digest == entry.hash:
+        return []
+    return [name for name in CHANGES if short[name] != entry.parts.get(name)] or ["the hash"]
+
+
+def lock_problems(paper: str) -> list[str]:
+    """Why ``paper``'s claims do not match their lock, one line each (empty when they do)."""
+    lock, claims = read_lock(paper), load_claims(paper)
+    problems = []
+    for claim in claims:
+        entry = lock.get(claim.id)
+        if entry is None:
+            problems.append(f"{paper}: {claim.id} has no lock entry: commit it, then lock it with `{COMMAND}`")
+        elif len(claim.amendments) < entry.amendments:
+            problems.append(f"{paper}: {claim.id} has {len(claim.amendments)} amendments, the lock recorded "
+                            f"{entry.amendments}: an amendment is never removed")
+        elif changed := changed_parts(claim, entry):
+            problems.append(f"{paper}: {claim.id} changed since it was locked ({', '.join(changed)}): add an "
+                            f"amendment and re-lock with `{COMMAND} {paper}`")
+    problems += [f"{paper}: {claim_id} is locked but gone from {claims_path(paper).name}" for claim_id in lock
+                 if claim_id not in {claim.id for claim in claims}]
+    return problems
+
+
+def registering_commit(paper: str, claim_id: str) -> str | None:
+    """The first commit whose ``claims.yaml`` of ``paper`` has a claim ``claim_id`` (git's pickaxe
+    finds the commits that change how often ``id: <id>`` occurs; a longer id holding it as a prefix
+    is told apart by reading the file at each)."""
+    folder = claims_path(paper).parent
+    found = subprocess.run(["git", "-C", str(folder), "log", "--reverse", "--format=%H", "-S", f"id: {claim_id}",
+                            "--", CLAIMS_FILE], capture_output=True, text=True, check=False)
+    for commit in found.stdout.split() if found.returncode == 0 else []:
+        shown = subprocess.run(["git", "-C", str(folder), "show", f"{commit}:./{CLAIMS_FILE}"], capture_output=True,
+                               text=True, check=False)
+        try:
+            listed = (yaml.safe_load(shown.stdout) or {}).get("claims") or []
+        except yaml.YAMLError:
+            continue
+        if shown.returncode == 0 and any(isinstance(c, dict) and c.get("id") == claim_id for c in listed):
+            return commit
+    return None
+
+
+def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
+    """``paper``'s new lock entries, and why some claim cannot be locked (nothing is written then)."""
+    lock, claims = read_lock(paper), load_claims(paper)
+    entries, refused = {}, []
+    for claim in claims:
+        digest, short = fingerprint(claim)
+        entry = lock.get(claim.id)
+        where = f"{claims_path(paper)}: {claim.id}"
+        if entry is None:
+            commit = registering_commit(paper, claim.id)
+            if commit is None:
+                refused.append(f"{where}: no commit adds it yet: commit the claim, then lock it")
+                continue
+            entries[claim.id] = LockEntry(commit, len(claim.amendments), digest, short)
+            continue
+        new = claim.amendments[entry.amendments:]
+        if len(claim.amendments) < entry.amendments:
+            refused.append(f"{where}: {len(claim.amendments)} amendments, the lock recorded {entry.amendments}: "
+                           "an amendment is never removed")
+            continue
+        changed = changed_parts(claim, entry)
+        told = {word for amendment in new for word in amendment.changed}
+        if changed and not new:
+            refused.append(f"{where}: changed since it was locked ({', '.join(changed)}) without a new amendment: "
+                           "add one (commit, date, changed, why, verdict_before) to its amendments")
+            continue
+        if untold := [word for word in changed if word not in told]:
+            refused.append(f"{where}: its new amendments' changed ({', '.join(sorted(told))}) leave out "
+                           f"{', '.join(untold)}, which changed")
+            continue
+        entries[claim.id] = LockEntry(entry.registered, len(claim.amendments), digest, short)
+    refused += [f"{claims_path(paper)}: {claim_id} is locked but gone: a registered claim stays (give it "
+                "not_run: <why> and an amendment)" for claim_id in lock if claim_id not in entries
+                and claim_id not in {claim.id for claim in claims}]
+    return entries, refused
+
+
+def write_lock(paper: str, entries: dict[str, LockEntry]) -> Path:
+    path = lock_path(paper)
+    body = yaml.safe_dump({"claims": {claim_id: asdict(entry) for claim_id, entry in entries.items()}},
+                          sort_keys=False, width=120)
+    path.write_text(HEADER + body)
+    return path

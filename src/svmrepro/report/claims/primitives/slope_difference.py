@@ -1,0 +1,114 @@
+"""The difference of two log-log slopes of a metric against ``x``, ``b - a``: whether a scaling
+exponent is the same in two regimes (Laskov's "the SV-scaling factor is about the same whatever
+the share of bounded SVs", his Tables 1 and 2), where two one-slope claims each test one regime and
+nothing compares them.
+
+.. code-block:: yaml
+
+    test: {kind: slope_difference, metric: fit_cpu_s, x: metrics.n_free_sv,
+           a: {output: svr_decomposition/table1_pva97nk_free, group: decomposition_svr},
+           b: {output: svr_decomposition/table2_pva97nk_subset, group: decomposition_svr},
+           at: [2000, 5000], at_column: params.dataset.n_train}
+    expect: {between: [-0.3, 0.3]}
+
+Each side is one group's runs (a value of ``group_column``), of its own ``output`` (the claim's
+output when not given): the claim's page reads another output's runs table as it stands. ``where``
+and ``at`` select the runs of both sides; ``at`` picks values of ``at_column`` (``x`` unless given),
+so a slope against a measured ``x`` can still be restricted to the sizes where fixed overhead does
+not dominate. Each slope is least squares of log y on log x (``scipy.stats.linregress``). The two
+fits are independent, so the difference's standard error is the root of the sum of their squared
+standard errors, and its 95 % interval and two-sided p-value use Student's t with the
+Welch-Satterthwaite degrees of freedom, ``(s_a^2 + s_b^2)^2 / (s_a^4 / (n_a - 2) + s_b^4 / (n_b - 2))``
+(each slope has ``n - 2``), as Welch's test does for two means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+from omegaconf import MISSING, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from scipy import stats
+
+from svmrepro.errors import ConfigError
+from svmrepro.report.claims.estimate import GROUP_COLUMN, LEVEL, Estimate, column, group_runs, metric, select
+
+
+@dataclass
+class Side:
+    group: str = MISSING
+    output: Optional[str] = None  # None: the claim's own output
+
+
+@dataclass
+class Test:
+    kind: str = "slope_difference"
+    metric: str = MISSING
+    x: str = MISSING
+    a: Side = field(default_factory=Side)
+    b: Side = field(default_factory=Side)
+    at: Any = None
+    at_column: Optional[str] = None
+    where: Optional[dict[str, Any]] = None
+    group_column: str = GROUP_COLUMN
+
+
+@dataclass
+class _Fit:
+    slope: float
+    stderr: float
+    n: int
+    runs: pd.DataFrame
+
+
+def outputs(test: dict) -> list[str | None]:
+    """The outputs whose runs the test reads, ``a``'s then ``b``'s (None: the claim's own)."""
+    return [side.get("output") if isinstance(side, dict) else None for side in (test.get("a"), test.get("b"))]
+
+
+def _checked(test: dict, where: str) -> dict:
+    """``test`` against :class:`Test`: a missing, unknown or mistyped key is one line naming it."""
+    try:
+        return OmegaConf.to_container(OmegaConf.merge(OmegaConf.structured(Test), test), throw_on_missing=True)
+    except OmegaConfBaseException as exc:
+        key = f".{exc.full_key}" if exc.full_key else ""
+        raise ConfigError(f"{where}{key}: {str(exc).splitlines()[0]}") from None
+
+
+def _fit(runs: pd.DataFrame, test: dict, side: str, where: str) -> _Fit:
+    chosen = {"where": test.get("where"), "at": test.get("at"), "x": test.get("at_column", test["x"])}
+    mine = group_runs(select(runs, chosen, where), test, test[side]["group"], where)
+    xs = pd.to_numeric(column(mine, test["x"], where), errors="coerce").to_numpy(float)
+    ys = metric(mine, test["metric"], where).to_numpy(float)
+    usable = (xs > 0) & (ys > 0)
+    xs, ys = np.log(xs[usable]), np.log(ys[usable])
+    if xs.size < 3 or np.unique(xs).size < 2:
+        return _Fit(float("nan"), float("nan"), int(xs.size), mine)
+    fit = stats.linregress(xs, ys)
+    return _Fit(float(fit.slope), float(fit.stderr), int(xs.size), mine)
+
+
+def _name(side: dict) -> str:
+    return side["group"] + (f" ({side['output'].split('/')[-1]})" if side.get("output") else "")
+
+
+def evaluate(test: dict, runs: Mapping[str | None, pd.DataFrame], where: str) -> Estimate:
+    test = _checked(test, where)
+    a, b = (_fit(runs[(test[side] or {}).get("output")], test, side, where) for side in ("a", "b"))
+    statistic = f"log-log slope of {test['metric']} vs {test['x'].split('.')[-1]}: {_name(test['b'])} - {_name(test['a'])}"
+    read = pd.concat([a.runs, b.runs], ignore_index=True)
+    if "run_id" in read:
+        read = read.drop_duplicates("run_id")
+    value = b.slope - a.slope
+    variance = a.stderr ** 2 + b.stderr ** 2
+    if not np.isfinite(value) or not variance > 0:
+        return Estimate(statistic, value, float("nan"), float("nan"), a.n + b.n, read)
+    df = variance ** 2 / (a.stderr ** 4 / (a.n - 2) + b.stderr ** 4 / (b.n - 2))
+    half = stats.t.ppf(0.5 + LEVEL / 2, df) * np.sqrt(variance)
+    p_value = 2 * stats.t.sf(abs(value) / np.sqrt(variance), df)
+    return Estimate(statistic, float(value), float(value - half), float(value + half), a.n + b.n, read,
+                    p_value=float(p_value))

@@ -1,0 +1,53 @@
+"""``<results>/claims.csv``: the scoreboard for machines, one row per claim, written with the page
+(:func:`svmrepro.report.claims.scoreboard.write_scoreboard`) so that both show the same verdicts.
+
+Columns: ``paper, id, verdict, statistic, estimate, low, high`` (the statistic and its 95 %
+interval; empty for a claim not run), ``expect_low, expect_high, partly_low, partly_high`` (the
+regions, open ends ``-inf``/``inf``; empty without the region), ``runs, seeds`` (those read),
+``registered`` (the commit that registered the claim, from its lock), ``amended`` (the commits of
+its amendments, joined by ``;``) and ``conditions`` (``key: value; ...``). Numbers keep 6
+significant digits, so a rebuild on another machine writes the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from svmrepro.report.claims.lock import LockEntry
+from svmrepro.report.claims.schema import Region
+from svmrepro.report.claims.verdict import Verdict
+
+CLAIMS_CSV = "claims.csv"
+COLUMNS = ("paper", "id", "verdict", "statistic", "estimate", "low", "high", "expect_low", "expect_high",
+           "partly_low", "partly_high", "runs", "seeds", "registered", "amended", "conditions")
+
+
+def _ends(region: Region | None) -> tuple[float | None, float | None]:
+    return (region.low, region.high) if region is not None else (None, None)
+
+
+def _row(verdict: Verdict, entry: LockEntry | None) -> dict:
+    claim, estimate = verdict.claim, verdict.estimate
+    (expect_low, expect_high), (partly_low, partly_high) = _ends(claim.expect), _ends(claim.partly)
+    return {
+        "paper": claim.paper, "id": claim.id, "verdict": verdict.verdict,
+        "statistic": estimate.statistic if estimate else None,
+        "estimate": estimate.value if estimate else None,
+        "low": estimate.low if estimate else None, "high": estimate.high if estimate else None,
+        "expect_low": expect_low, "expect_high": expect_high, "partly_low": partly_low, "partly_high": partly_high,
+        "runs": len(estimate.runs) if estimate else 0, "seeds": verdict.seeds,
+        "registered": entry.registered if entry else None,
+        "amended": ";".join(amendment.commit for amendment in claim.amendments),
+        "conditions": claim.conditions.text(),
+    }
+
+
+def write_claims_csv(verdicts: list[Verdict], locks: dict[str, dict[str, LockEntry]], results_dir: Path) -> Path:
+    """``<results_dir>/claims.csv`` of ``verdicts`` (``locks``: each paper's lock entries by claim id)."""
+    table = pd.DataFrame([_row(v, locks.get(v.claim.paper, {}).get(v.claim.id)) for v in verdicts],
+                         columns=list(COLUMNS))
+    path = results_dir / CLAIMS_CSV
+    table.to_csv(path, index=False, float_format="%.6g")
+    return path
