@@ -24,6 +24,10 @@ sweep, or a user's own) are left out with one warning line, unless ``--include-e
 claims of every paper are judged and ``<results>/README.md`` is written (:mod:`svmrepro.report.claims`).
 The reproduction prints "experiment k of N" with one ETA for the whole of it, and ends with a summary.
 
+Before the first sweep (and first with ``--check``) every paper's claims file is checked against what its
+outputs' sweeps can produce (:mod:`svmrepro.report.claims.check`): a mistake is one line naming the file,
+the claim and the key, and exit code 2.
+
 ``--check`` runs and writes nothing. Per output it counts the FINISHED runs, lists the
 configurations of the sweep that have none (by the ``config_hash`` tag the runner gives a run),
 counts the runs made by code that has changed since (:func:`stale_lines`), prints each of its

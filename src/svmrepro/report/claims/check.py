@@ -118,30 +118,33 @@ def _runs_table_columns(output: str, runs_dirs: Sequence[Path]) -> list[list[str
 
 
 @cache
-def _composed(experiment: str, dirs: tuple[Path, ...]):
-    """The experiment's config and group choices, composed once per search path ``dirs``."""
-    return compose_run([f"experiment={experiment}"])
-
-
-def produced(output: str, runs_dirs: Sequence[Path] = ()) -> Produced:
-    """What the runs of ``output`` can hold (:class:`Produced`), from its experiment's sweep in
-    every mode, those of the experiments it includes, and its runs tables in ``runs_dirs``."""
+def _swept(output: str, dirs: tuple[Path, ...]) -> Produced:
+    """The columns the runs of ``output`` can hold and their values, from its experiment's sweep in
+    every mode and those of the experiments it includes; composed once per search path ``dirs``."""
     found, groups = Produced(), _groups()
-    cfg, _ = _composed(output, tuple(config_dirs()))
-    for experiment in (output, *spec_from_config(output, cfg.get("report")).include):
-        cfg, choices = _composed(experiment, tuple(config_dirs()))
+    composed = {output: compose_run([f"experiment={output}"])}
+    for experiment in spec_from_config(output, composed[output][0].get("report")).include:
+        composed[experiment] = compose_run([f"experiment={experiment}"])
+    for cfg, choices in composed.values():
         base = flatten(identity_config(cfg))
         sweep = cfg.get("sweep") or {}
         for mode in list(sweep) or [base["mode"]]:
             for job in sweep_jobs(sweep.get(mode)):
                 values, replaced = _job_values(job, cfg, base, choices, groups)
-                for column, value in values.items():
+                for column, value in {**values, "tags.mode": mode, "params.mode": mode}.items():
                     found.add(column, value)
                 found.open_prefixes |= {f"params.{group}." for group in replaced}
-                found.add("tags.mode", mode)
-                found.add("params.mode", mode)
     for column in KEEP_COLUMNS:
         found.add(column, None)
+    return found
+
+
+def produced(output: str, runs_dirs: Sequence[Path] = ()) -> Produced:
+    """What the runs of ``output`` can hold (:class:`Produced`): what its sweeps give, and the
+    columns of its runs tables in ``runs_dirs``."""
+    swept = _swept(output, tuple(config_dirs()))
+    found = Produced({column: None if values is None else set(values) for column, values in swept.columns.items()},
+                     None, set(swept.open_prefixes))
     for header in _runs_table_columns(output, runs_dirs):
         found.metrics = (found.metrics or set()) | {c.removeprefix(METRIC) for c in header if c.startswith(METRIC)}
         for column in header:
