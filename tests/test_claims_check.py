@@ -145,6 +145,7 @@ claims:
     ("{kind: compare, metric: n_sv, b: cascade_svc}", "faster.test.a: missing: a compare test needs it"),
     ("{kind: compare, metric: n_sv, a: svc, b: cascade_svc, at: 5000}", "faster.test.at: needs the column 'x'"),
     ("{kind: compare, metric: n_sv, a: svc, b: cascade_svc, x: [params.seed]}", "faster.test.x: "),
+    ("{kind: compare, metric: n_sv, a: svc, b: cascade_svc, where: [tags.label]}", "faster.test.where: "),
     ("{kind: slope, metric: n_sv, group: svc}", "faster.test.x: missing: a slope test needs it"),
     ("{kind: threshold, metric: n_sv, group: [svc, cascade_svc]}", "faster.test.group: expected one group"),
     ("{kind: trend, metric: n_sv, x: params.seed, group: svc, by: tags.seed}", "faster.test.by: not a key of a trend test"),

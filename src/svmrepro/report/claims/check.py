@@ -37,15 +37,14 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException
 
 from svmrepro.compose import compose_run, experiments, sweep_jobs
-from svmrepro.errors import ConfigError
-from svmrepro.identity import flatten, identity_config
+from svmrepro.errors import ConfigError, first_line
+from svmrepro.identity import NON_IDENTITY_KEYS, flatten, identity_config
 from svmrepro.locations import config_dirs
 from svmrepro.report.claims.primitives import primitive
 from svmrepro.report.claims.schema import Claim, Region, claims_path, parse_claims
 from svmrepro.report.claims.selection import METRIC, Selection
 from svmrepro.report.runs import KEEP_COLUMNS
 from svmrepro.report.spec import spec_from_config
-
 
 
 @dataclass
@@ -95,7 +94,8 @@ def _job_values(job: list[str], cfg, base: dict[str, object], choices: dict, gro
     values: dict[str, object] = {}
     for key, value in base.items():
         values[f"params.{key}"] = None if key.split(".")[0] in replaced else value
-    values.update({f"params.{key}": value for key, value in overrides.items() if key not in groups})
+    values.update({f"params.{key}": value for key, value in overrides.items()
+                   if key not in groups and key.split(".")[0] not in NON_IDENTITY_KEYS})
     seed = overrides.get("seed", base.get("seed"))
     label = overrides.get("label", cfg.get("label")) or picked.get("dataset")
     experiment = str(choices["experiment"])
@@ -157,17 +157,22 @@ def typed_test(claim: Claim, where: str) -> Selection:
     """``claim.test`` merged into its primitive's ``Test``: an unknown key, a wrong type or a
     missing key is one line naming it."""
     schema = primitive(claim.test.get("kind"), f"{where}.kind").Test
+    node = OmegaConf.structured(schema)
+    for key, value in claim.test.items():  # one key at a time, so that a failure names its key
+        try:
+            node = OmegaConf.merge(node, {key: value})
+        except ConfigKeyError:
+            valid = ", ".join(OmegaConf.structured(schema).keys())
+            raise ConfigError(f"{where}.{key}: not a key of a {claim.test['kind']} test; valid: {valid}") from None
+        except OmegaConfBaseException as exc:
+            raise ConfigError(f"{where}.{key}: {first_line(exc)}") from None
     try:
-        test = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), claim.test))
-    except ConfigKeyError as exc:
-        valid = ", ".join(OmegaConf.structured(schema).keys())
-        raise ConfigError(f"{where}.{exc.full_key}: not a key of a {claim.test['kind']} test; valid: {valid}") from None
+        test = OmegaConf.to_object(node)
     except MissingMandatoryValue as exc:
         raise ConfigError(f"{where}.{exc.full_key}: missing: a {claim.test['kind']} test needs it") from None
-    except OmegaConfBaseException as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise ConfigError(f"{where}.{exc.full_key}: {first}") from None
-    for key, problem in test.problems():
+    problems = test.problems()
+    if problems:
+        key, problem = problems[0]
         raise ConfigError(f"{where}.{key}: {problem}")
     return test
 
