@@ -24,6 +24,10 @@ sweep, or a user's own) are left out with one warning line, unless ``--include-e
 claims of every paper are judged and ``<results>/README.md`` is written (:mod:`svmrepro.report.claims`).
 The reproduction prints "experiment k of N" with one ETA for the whole of it, and ends with a summary.
 
+Before the first sweep (and first with ``--check``) every paper's claims file is checked against what its
+outputs' sweeps can produce (:mod:`svmrepro.report.claims.check`): a mistake is one line naming the file,
+the claim and the key, and exit code 2.
+
 ``--check`` runs and writes nothing. Per output it counts the FINISHED runs, lists the
 configurations of the sweep that have none (by the ``config_hash`` tag the runner gives a run),
 counts the runs made by code that has changed since (:func:`stale_lines`), prints each of its
@@ -69,6 +73,7 @@ from svmrepro.redact import RedactFilter
 from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
+from svmrepro.report.claims.check import check_claims
 from svmrepro.report.claims.schema import claims_path, load_claims
 from svmrepro.report.claims.scoreboard import RunsTables, write_scoreboard
 from svmrepro.report.claims.verdict import VERDICTS, judge
@@ -471,6 +476,13 @@ def writable(folder: Path, what: str, why: str = "") -> None:
         raise SvmReproError(f"{what} {folder.resolve()} cannot be written{why}: {exc.strerror or exc}") from None
 
 
+def runs_dirs(plan: Plan) -> list[Path]:
+    """Where the outputs' runs tables may be: this plan's results folder, then every plan's (the full
+    mode's are committed); the claims check reads the metrics the runs log from them."""
+    others = (load_plan(path.stem).results_dir for path in sorted(PLANS_DIR.glob("*.yaml")))
+    return list(dict.fromkeys([plan.results_dir, *others]))
+
+
 def selected_experiments(args: argparse.Namespace) -> list[str]:
     known = experiments()
     for name in [*args.papers, *args.experiment]:
@@ -491,7 +503,10 @@ def main(argv: list[str] | None = None) -> int:
         plan = load_plan(args.mode, args.results_dir)
         chosen = selected_experiments(args)
         check_folders(plan, args)
-    except SvmReproError as exc:
+        if not args.prune:  # before the first sweep: every claim the scoreboard will judge
+            log.info("claims: %d checked against what their outputs' sweeps produce",
+                     check_claims(papers(), runs_dirs(plan)))
+    except (SvmReproError, HydraException) as exc:
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
         return 2
     if args.check:

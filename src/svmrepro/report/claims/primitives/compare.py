@@ -16,17 +16,70 @@ deviation (Cohen's d_z).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Optional
+
 import numpy as np
 import pandas as pd
+from omegaconf import MISSING
 from scipy import stats
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.claims.estimate import (
     SEED_COLUMN, Estimate, column, group_column, group_runs, metric, select, t_interval,
 )
+from svmrepro.report.claims.selection import Selection
 
 STATS = ("ratio", "difference")
+#: the keys of a side given as a mapping
+SIDE_KEYS = ("group", "metric")
 
+
+@dataclass
+class Test(Selection):
+    """A ``compare`` test's arguments; a side (``a``, ``b``) is a group or ``{group, metric}``."""
+
+    metric: Optional[str] = None
+    a: Any = MISSING
+    b: Any = MISSING
+    stat: str = "ratio"
+    by: str = SEED_COLUMN
+
+    def sides(self) -> list[tuple[str, Any, str, Any]]:
+        """Each side as (its group's key, group, its metric's key, metric): its own metric, else ``metric``."""
+        found = []
+        for name, side in (("a", self.a), ("b", self.b)):
+            if isinstance(side, dict):
+                own = "metric" in side
+                found.append((f"{name}.group", side.get("group"), f"{name}.metric" if own else "metric",
+                              side.get("metric", self.metric)))
+            else:
+                found.append((name, side, "metric", self.metric))
+        return found
+
+    def problems(self) -> list[tuple[str, str]]:
+        found = super().problems()
+        if self.stat not in STATS:
+            found.append(("stat", f"{self.stat!r}; valid: {', '.join(STATS)}"))
+        for name, side in (("a", self.a), ("b", self.b)):
+            extra = sorted(set(side) - set(SIDE_KEYS)) if isinstance(side, dict) else []
+            if extra:
+                found.append((f"{name}.{extra[0]}", f"not a key of a side; valid: {', '.join(SIDE_KEYS)}"))
+        for group_key, group, metric_key, measured in self.sides():
+            if group is None or isinstance(group, (list, dict)):
+                found.append((group_key, "expected a group (a value of group_column) or {group: .., metric: ..}"))
+            elif not isinstance(measured, str):
+                found.append((metric_key, "expected a metric name (metric, or the side's {group: .., metric: ..})"))
+        return found
+
+    def reads(self) -> list[tuple[str, str, list]]:
+        return [*super().reads(), ("by", self.by, [])]
+
+    def groups(self) -> list[tuple[str, Any]]:
+        return [(key, group) for key, group, _, _ in self.sides()]
+
+    def metrics(self) -> list[tuple[str, str]]:
+        return [(key, measured) for _, _, key, measured in self.sides()]
 
 def _side(test: dict, name: str) -> tuple[str, str]:
     side = test.get(name)

@@ -9,9 +9,17 @@ The interval is the t interval of the mean over the selected runs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from svmrepro.report.claims.estimate import Estimate, group_runs, metric, select, t_interval
+from svmrepro.report.claims.selection import OneGroup
+
+
+@dataclass
+class Test(OneGroup):
+    """A ``threshold`` test's arguments: ``metric`` and ``group``, and the runs' selection."""
 
 
 def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:

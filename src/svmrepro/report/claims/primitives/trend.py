@@ -12,11 +12,22 @@ scaled the same way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+from omegaconf import MISSING
 import pandas as pd
 from scipy import stats
 
 from svmrepro.report.claims.estimate import LEVEL, Estimate, column, group_runs, metric, select
+from svmrepro.report.claims.selection import OneGroup
+
+
+@dataclass
+class Test(OneGroup):
+    """A ``trend`` test's arguments: ``metric``, ``x`` and ``group``, and the runs' selection."""
+
+    x: str = MISSING
 
 
 def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:

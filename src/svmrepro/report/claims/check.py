@@ -1,0 +1,248 @@
+"""Claims checked before any compute: every claim of a paper against its primitive's typed ``Test``
+and against what its output's experiment can produce, without running anything.
+
+A claims file fails here, in one line naming the file, the claim and the key, when it has no claims,
+when a claim's output is no experiment, when its test has a key its primitive does not read or a
+value of the wrong type, when its region's bound is not a finite number (``below: .nan``), or when
+the test names what the output's runs cannot hold:
+
+- a group (``a``, ``b``, ``group``) or a ``where``/``at`` value that no job of the sweep gives its
+  column: ``tags.algorithm`` is the algorithm option a job picks, ``tags.label`` its ``label`` (else
+  its data set), ``params.<key>`` the value its overrides or the experiment's config give ``<key>``
+  (a key of a config group the job replaces, and not overridden, can hold any value);
+- a column (``x``, ``where``, ``by``, ``group_column``) that is none of the params of the sweep's
+  configs, the tags the runner derives from a job, and the columns of the output's runs tables;
+- a metric (``metric``, a side's ``metric``, ``x: metrics.<name>``) that the output's runs tables do
+  not have. A run's metrics are whatever its measure and its estimator's ``diagnostics_`` return
+  (``step3.Tfinal.n_train``), so no list of them exists before a run: the runs tables already made
+  (``<results>/<paper>/<id>.runs.csv``, committed for the full mode) are what the code logs; an
+  output without one has its metrics checked when its claims are judged.
+
+Every mode of an experiment's sweep counts, and the sweeps of the experiments its output includes
+(``report.include``): a claim may read any of their runs. ``svmrepro-reproduce`` runs
+:func:`check_claims` before its first sweep, and alone with ``--check``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from functools import cache
+from pathlib import Path
+
+from omegaconf import OmegaConf
+from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException
+
+from svmrepro.compose import compose_run, experiments, sweep_jobs
+from svmrepro.errors import ConfigError, first_line
+from svmrepro.identity import NON_IDENTITY_KEYS, flatten, identity_config
+from svmrepro.locations import config_dirs
+from svmrepro.report.claims.primitives import primitive
+from svmrepro.report.claims.schema import Claim, Region, claims_path, parse_claims
+from svmrepro.report.claims.selection import METRIC, Selection
+from svmrepro.report.runs import KEEP_COLUMNS
+from svmrepro.report.spec import spec_from_config
+
+
+@dataclass
+class Produced:
+    """What the runs of an output can hold: each column with the values the sweep gives it (None:
+    any value), and the metrics its runs tables have (None: no runs table yet, not known)."""
+
+    columns: dict[str, set[str] | None] = field(default_factory=dict)
+    metrics: set[str] | None = None
+    #: ``params.<group>.`` of the config groups some job replaces: any key below may be a column
+    open_prefixes: set[str] = field(default_factory=set)
+
+    def has(self, column: str) -> bool:
+        return column in self.columns or column.startswith(tuple(self.open_prefixes))
+
+    def add(self, column: str, value) -> None:
+        if column in self.columns and self.columns[column] is None:
+            return
+        if value is None:
+            self.columns[column] = None
+        else:
+            self.columns.setdefault(column, set()).add(_text(value))
+
+
+def _text(value) -> str:
+    """A value as a runs table compares it: numbers by value (``5000`` is ``5000.0``), else as text."""
+    text = str(value).strip().strip("'\"")
+    try:
+        return repr(float(text))
+    except ValueError:
+        return text
+
+
+def _groups() -> set[str]:
+    """The config groups (``algorithm``, ``dataset``, ...): an override of one picks an option."""
+    return {p.name for root in config_dirs() for p in root.iterdir() if p.is_dir() and p.name != "hydra"}
+
+
+def _job_values(job: list[str], cfg, base: dict[str, object], choices: dict, groups: set[str]) -> tuple[dict, set[str]]:
+    """Column -> value of the run one job of the sweep makes from the experiment's config ``cfg``
+    (``base``: its params, flattened; None: a value not known without composing the job), as
+    :func:`svmrepro.runner.run` tags and logs it, and the config groups the job replaces (any
+    ``params.<group>.<key>`` may then be a column)."""
+    overrides = dict(item.lstrip("+").split("=", 1) for item in job if not item.startswith("~"))
+    picked = {**{g: choices.get(g) for g in groups}, **{k: v for k, v in overrides.items() if k in groups}}
+    replaced = {k for k, v in overrides.items() if k in groups and v != choices.get(k)}
+    values: dict[str, object] = {}
+    for key, value in base.items():
+        values[f"params.{key}"] = None if key.split(".")[0] in replaced else value
+    values.update({f"params.{key}": value for key, value in overrides.items()
+                   if key not in groups and key.split(".")[0] not in NON_IDENTITY_KEYS})
+    seed = overrides.get("seed", base.get("seed"))
+    label = overrides.get("label", cfg.get("label")) or picked.get("dataset")
+    experiment = str(choices["experiment"])
+    values.update({"tags.algorithm": picked.get("algorithm"), "tags.dataset": picked.get("dataset"),
+                   "tags.label": label, "tags.seed": seed, "tags.experiment": experiment,
+                   "tags.paper": experiment.split("/")[0]})
+    values.update({f"tags.choice.{g}": option for g, option in picked.items() if option})
+    return values, replaced
+
+
+def _runs_table_columns(output: str, runs_dirs: Sequence[Path]) -> list[list[str]]:
+    paper, output_id = output.split("/", 1)
+    headers = []
+    for folder in runs_dirs:
+        path = Path(folder) / paper / f"{output_id}.runs.csv"
+        if path.is_file():
+            with path.open(newline="") as handle:
+                headers.append(next(csv.reader(handle), []))
+    return headers
+
+
+@cache
+def _swept(output: str, dirs: tuple[Path, ...]) -> Produced:
+    """The columns the runs of ``output`` can hold and their values, from its experiment's sweep in
+    every mode and those of the experiments it includes; composed once per search path ``dirs``."""
+    found, groups = Produced(), _groups()
+    composed = {output: compose_run([f"experiment={output}"])}
+    for experiment in spec_from_config(output, composed[output][0].get("report")).include:
+        composed[experiment] = compose_run([f"experiment={experiment}"])
+    for cfg, choices in composed.values():
+        base = flatten(identity_config(cfg))
+        sweep = cfg.get("sweep") or {}
+        for mode in list(sweep) or [base["mode"]]:
+            for job in sweep_jobs(sweep.get(mode)):
+                values, replaced = _job_values(job, cfg, base, choices, groups)
+                for column, value in {**values, "tags.mode": mode, "params.mode": mode}.items():
+                    found.add(column, value)
+                found.open_prefixes |= {f"params.{group}." for group in replaced}
+    for column in KEEP_COLUMNS:
+        found.add(column, None)
+    return found
+
+
+def produced(output: str, runs_dirs: Sequence[Path] = ()) -> Produced:
+    """What the runs of ``output`` can hold (:class:`Produced`): what its sweeps give, and the
+    columns of its runs tables in ``runs_dirs``."""
+    swept = _swept(output, tuple(config_dirs()))
+    found = Produced({column: None if values is None else set(values) for column, values in swept.columns.items()},
+                     None, set(swept.open_prefixes))
+    for header in _runs_table_columns(output, runs_dirs):
+        found.metrics = (found.metrics or set()) | {c.removeprefix(METRIC) for c in header if c.startswith(METRIC)}
+        for column in header:
+            if not column.startswith(METRIC) and column not in found.columns:
+                found.add(column, None)
+    return found
+
+
+def typed_test(claim: Claim, where: str) -> Selection:
+    """``claim.test`` merged into its primitive's ``Test``: an unknown key, a wrong type or a
+    missing key is one line naming it."""
+    schema = primitive(claim.test.get("kind"), f"{where}.kind").Test
+    node = OmegaConf.structured(schema)
+    for key, value in claim.test.items():  # one key at a time, so that a failure names its key
+        try:
+            node = OmegaConf.merge(node, {key: value})
+        except ConfigKeyError:
+            valid = ", ".join(OmegaConf.structured(schema).keys())
+            raise ConfigError(f"{where}.{key}: not a key of a {claim.test['kind']} test; valid: {valid}") from None
+        except OmegaConfBaseException as exc:
+            raise ConfigError(f"{where}.{key}: {first_line(exc)}") from None
+    try:
+        test = OmegaConf.to_object(node)
+    except MissingMandatoryValue as exc:
+        raise ConfigError(f"{where}.{exc.full_key}: missing: a {claim.test['kind']} test needs it") from None
+    problems = test.problems()
+    if problems:
+        key, problem = problems[0]
+        raise ConfigError(f"{where}.{key}: {problem}")
+    return test
+
+
+def _check_region(region: Region | None, where: str) -> None:
+    """A region's bounds are finite numbers; only the side a ``below`` or ``above`` leaves open is infinite."""
+    if region is None:
+        return
+    key = "below" if region.low == -math.inf else "above" if region.high == math.inf else "between"
+    bounds = {"below": [region.high], "above": [region.low], "between": [region.low, region.high]}[key]
+    if not all(math.isfinite(b) for b in bounds):
+        raise ConfigError(f"{where}.{key}: expected finite numbers, got {', '.join(f'{b:g}' for b in bounds)}")
+
+
+def _check_reads(test: Selection, found: Produced, output: str, where: str) -> None:
+    """The columns, values and metrics ``test`` reads are ones the runs of ``output`` can hold."""
+    for key, column, wanted in test.reads():
+        if column.startswith(METRIC):
+            name = column.removeprefix(METRIC)
+            if found.metrics is not None and name not in found.metrics:
+                close = get_close_matches(name, found.metrics, n=3)
+                raise ConfigError(f"{where}.{key}: {name!r} is not a metric the runs of {output} log"
+                                  + (f"; closest: {', '.join(close)}" if close else ""))
+            continue
+        if not found.has(column):
+            raise ConfigError(f"{where}.{key}: {column!r} is not a column of the runs of {output}: expected "
+                              "params.<key> of its config, tags.<name> the runner sets, or metrics.<name>")
+        values = found.columns.get(column)
+        for value in wanted:
+            if values is not None and _text(value) not in values:
+                raise ConfigError(f"{where}.{key}: {value!r} is no value of {column} in the sweep of {output}; "
+                                  f"valid: {', '.join(sorted(_shown(v) for v in values))}")
+
+
+def _shown(text: str) -> str:
+    """A value as the YAML would give it (``5000``, not ``5000.0``)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return f"{number:g}"
+
+
+def check_paper(paper: str, runs_dirs: Sequence[Path] = (), known: dict[str, Produced] | None = None) -> int:
+    """Check every claim of ``paper``'s claims file (:mod:`this module <svmrepro.report.claims.check>`);
+    the number of claims. ``known`` caches what each output produces across papers."""
+    path = claims_path(paper)
+    claims = parse_claims(paper, path.read_text(), path)
+    if not claims:
+        raise ConfigError(f"{path}: has no claims (a claims file lists at least one under claims:)")
+    known = {} if known is None else known
+    outputs = set(experiments())
+    for claim in claims:
+        where = f"{path}: {claim.id}"
+        _check_region(claim.expect, f"{where}.expect")
+        _check_region(claim.partly, f"{where}.partly")
+        if claim.not_run is not None:
+            continue
+        if claim.output not in outputs:
+            raise ConfigError(f"{where}.output: no experiment {claim.output} "
+                              "(expected <paper>/<id> of a file conf/experiment/<paper>/<id>.yaml)")
+        test = typed_test(claim, f"{where}.test")
+        if claim.output not in known:
+            known[claim.output] = produced(claim.output, runs_dirs)
+        _check_reads(test, known[claim.output], claim.output, f"{where}.test")
+    return len(claims)
+
+
+def check_claims(papers: Iterable[str], runs_dirs: Sequence[Path] = ()) -> int:
+    """Check the claims file of each of ``papers`` that has one; the number of claims checked. The
+    first problem is a :class:`~svmrepro.errors.ConfigError` naming the file, the claim and the key."""
+    known: dict[str, Produced] = {}
+    return sum(check_paper(paper, runs_dirs, known) for paper in papers if claims_path(paper).is_file())

@@ -1,0 +1,158 @@
+"""Claims checked before any compute (issue 30, item 5): a mistake in a claims file is one line naming
+the file, the claim and the key, from ``svmrepro-reproduce`` before its first sweep and from
+``--check``; every committed claim passes."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from svmrepro import reproduce as reproducing
+from svmrepro.compose import papers
+from svmrepro.errors import ConfigError
+from svmrepro.locations import CONFIG_DIRS_ENV
+from svmrepro.report.claims.check import check_claims, typed_test
+from svmrepro.report.claims.schema import load_claims, parse_claims
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+USER_EXPERIMENT = """\
+# @package _global_
+defaults:
+  - override /dataset: gaussian_clouds
+  - override /algorithm: svc_linear
+sweep:
+  quick: {seed: "0,1", dataset.n_train: "100,200"}
+report:
+  title: my own experiment
+  x: params.dataset.n_train
+  metrics: [test_error]
+"""
+USER_CLAIMS = """\
+claims:
+  - id: sv_grow
+    source: Fig. 1
+    claim: more points, more SVs
+    paper_says: linear growth
+    output: mine/tiny
+    test: {kind: slope, metric: n_sv, x: params.dataset.n_train, group: svc_linear}
+    expect: {above: 0.5}
+"""
+
+
+def test_every_committed_claim_passes_the_check():
+    """A typo in a committed claims file fails here, in CI, not after a sweep."""
+    total = sum(len(load_claims(paper)) for paper in papers())
+    assert total >= 68 and check_claims(papers(), [CHECKOUT / "results"]) == total
+
+
+@pytest.fixture
+def stopped(monkeypatch):
+    """``svmrepro-reproduce``'s steps after its checks: a test fails if any of them starts."""
+    def never(*args, **kwargs):
+        raise AssertionError("a reproduction (or the store check) started after a bad claims file")
+    for step in ("reproduce", "check", "in_dependency_order"):
+        monkeypatch.setattr(reproducing, step, never)
+
+
+def _claims_here(folder: Path, paper: str, change) -> Path:
+    """A copy of ``paper``'s committed claims file, changed, in ``folder``/experiments (where
+    :func:`svmrepro.locations.data_file` finds it before the package's), and the committed runs
+    tables of its outputs in ``folder``/results (where the check reads the metrics runs log)."""
+    path = folder / "experiments" / paper / "claims.yaml"
+    path.parent.mkdir(parents=True)
+    text = (CHECKOUT / "experiments" / paper / "claims.yaml").read_text()
+    path.write_text(change(text))
+    shutil.copytree(CHECKOUT / "results" / paper, folder / "results" / paper,
+                    ignore=shutil.ignore_patterns("*.md", "*.png", "*.json"))
+    return path
+
+
+def _replace(old, new):
+    def change(text):
+        assert old in text
+        return text.replace(old, new, 1)
+    return change
+
+
+@pytest.mark.parametrize("paper, change, message", [
+    ("potential_sv", _replace("group: psv_svc}", "grup: psv_svc}"),
+     "example_svs_among_psv.test.grup: not a key of a threshold test; valid: kind, where, at, x, group_column, "
+     "metric, group"),
+    ("cascade", lambda text: "", "has no claims"),
+    ("cascade", lambda text: "# nothing yet\nclaims: []\n", "has no claims"),
+    ("cascade", _replace("output: cascade/table1", "output: cascade/table99"),
+     "table1_fewer_svs.output: no experiment cascade/table99"),
+    ("cascade", _replace("expect: {below: 0.939}", "expect: {below: .nan}"),
+     "table1_fewer_svs.expect.below: expected finite numbers, got nan"),
+    ("cascade", _replace("expect: {below: 0.939}", "expect: {below: .inf}"),
+     "table1_fewer_svs.expect.below: expected finite numbers, got inf"),
+    ("cascade", _replace("metric: n_sv, a: svc, b: cascade_svc, stat: ratio}", "metric: n_svs, a: svc, b: cascade_svc, stat: ratio}"),
+     "table1_fewer_svs.test.metric: 'n_svs' is not a metric the runs of cascade/table1 log; closest: n_sv"),
+    ("cascade", _replace("metric: n_sv, a: svc, b: cascade_svc, stat: ratio}", "metric: n_sv, a: svm, b: cascade_svc, stat: ratio}"),
+     "table1_fewer_svs.test.a: 'svm' is no value of tags.algorithm in the sweep of cascade/table1; valid: cascade_svc, svc"),
+    ("cascade", _replace("metric: critical_path_cpu_s}", "metric: critical_path_cpu}"),
+     "central_faster_in_parallel.test.b.metric: 'critical_path_cpu' is not a metric the runs of cascade/scaling log"),
+    ("cross_training", _replace("where: {tags.label: forest_200000}", "where: {tags.label: forest_20000}"),
+     "table1_forest200000_faster.test.where.tags.label: 'forest_20000' is no value of tags.label"),
+    ("cross_training", _replace("x: params.dataset.label_noise", "x: params.dataset.noise"),
+     "fig4_libsvm_sv_grows.test.x: 'params.dataset.noise' is not a column of the runs of cross_training/fig4"),
+])
+@pytest.mark.parametrize("check", [False, True], ids=["reproduce", "--check"])
+def test_a_mistake_in_a_claims_file_is_one_line_before_any_sweep(
+        paper, change, message, check, tmp_path, monkeypatch, capsys, stopped):
+    path = _claims_here(tmp_path, paper, change)
+    monkeypatch.chdir(tmp_path)
+    assert reproducing.main([paper, *(["--check"] if check else [])]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"svmrepro-reproduce: error: {path}: {message}"), lines
+
+
+def test_a_claims_file_in_a_users_config_dir_is_checked_too(tmp_path, monkeypatch, capsys, stopped):
+    monkeypatch.setenv(CONFIG_DIRS_ENV, "")  # --config-dir sets it for the process; put back afterwards
+    mine = tmp_path / "my_conf"
+    (mine / "experiment" / "mine").mkdir(parents=True)
+    (mine / "experiment" / "mine" / "tiny.yaml").write_text(USER_EXPERIMENT)
+    (mine / "experiments" / "mine").mkdir(parents=True)
+    claims = mine / "experiments" / "mine" / "claims.yaml"
+    claims.write_text(USER_CLAIMS)
+    monkeypatch.chdir(tmp_path)
+    assert check_claims(["mine"]) == 0  # without --config-dir the paper is not known here
+    monkeypatch.setenv(CONFIG_DIRS_ENV, str(mine))
+    assert check_claims(["mine"]) == 1  # no runs table yet: its metrics are checked when judged
+    claims.write_text(USER_CLAIMS.replace("group: svc_linear", "group: svc"))
+    assert reproducing.main(["--config-dir", "my_conf", "--experiment", "mine/tiny"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"svmrepro-reproduce: error: {claims}: sv_grow.test.group: 'svc' is no value of tags.algorithm in the sweep "
+        "of mine/tiny; valid: svc_linear"]
+
+
+TEST_CLAIM = """\
+claims:
+  - id: faster
+    source: Table 1
+    claim: b trains faster than a
+    paper_says: half the time
+    output: cascade/table1
+    test: {test}
+    expect: {{below: 0.6}}
+"""
+
+
+@pytest.mark.parametrize("test, message", [
+    ("{kind: compare, metric: n_sv, a: svc, b: cascade_svc, stat: ration}", "faster.test.stat: 'ration'; valid: ratio, difference"),
+    ("{kind: compare, metric: n_sv, a: {grup: svc}, b: cascade_svc}", "faster.test.a.grup: not a key of a side; valid: group, metric"),
+    ("{kind: compare, a: svc, b: cascade_svc}", "faster.test.metric: expected a metric name"),
+    ("{kind: compare, metric: n_sv, b: cascade_svc}", "faster.test.a: missing: a compare test needs it"),
+    ("{kind: compare, metric: n_sv, a: svc, b: cascade_svc, at: 5000}", "faster.test.at: needs the column 'x'"),
+    ("{kind: compare, metric: n_sv, a: svc, b: cascade_svc, x: [params.seed]}", "faster.test.x: "),
+    ("{kind: compare, metric: n_sv, a: svc, b: cascade_svc, where: [tags.label]}", "faster.test.where: "),
+    ("{kind: slope, metric: n_sv, group: svc}", "faster.test.x: missing: a slope test needs it"),
+    ("{kind: threshold, metric: n_sv, group: [svc, cascade_svc]}", "faster.test.group: expected one group"),
+    ("{kind: trend, metric: n_sv, x: params.seed, group: svc, by: tags.seed}", "faster.test.by: not a key of a trend test"),
+])
+def test_a_test_is_typed_by_its_primitive(test, message):
+    claim, = parse_claims("cascade", TEST_CLAIM.format(test=test), "experiments/cascade/claims.yaml")
+    with pytest.raises(ConfigError) as error:
+        typed_test(claim, f"experiments/cascade/claims.yaml: {claim.id}.test")
+    text = str(error.value)
+    assert "\n" not in text and text.startswith(f"experiments/cascade/claims.yaml: {message}")
