@@ -219,6 +219,7 @@ def test_a_paper_number_for_every_x_stands_once_at_the_right_edge_never_a_band()
             assert np.all(shown[:, 0] < edge), "outside the panel"
             assert np.all(shown[:, 1] >= ax.get_window_extent().y0 - 1), "below the panel: the y axis misses it"
     assert ax.get_ylim()[1] >= 0.3 and "right edge" in " ".join(t.get_text() for t in _legend(fig).get_texts())
+    assert max(ax.get_xticks()) <= 2, "a tick at the edge reads as an x we ran"
     plt.close(fig)
     one_x = summarise(_runs([100000], ["svc", "xtrain"], {"test_error": lambda g, x, s: 0.2}), spec)
     fig = draw(one_x, paper, spec)  # one value of x: a category; the paper point beside ours
@@ -369,24 +370,42 @@ def test_a_claim_that_tests_a_ratio_gets_a_ratio_panel_with_the_paper_s_ratio_as
     plt.close(fig)
     only_n_sv = _spec(metrics=["n_sv"])  # a ratio of metrics the output does not report is not drawn
     assert [r.b for r in claimed_ratios(claims, only_n_sv, summarise(runs, only_n_sv))] == [("cascade", "n_sv")]
+    declared = _spec(metrics=["n_sv"], ratios={"metric": "n_sv", "to": "svc"})  # report.ratios draws one too
+    assert claimed_ratios([], declared, summarise(runs, declared)) == [ratios[0]]
 
 
 def _touching(fig) -> list[str]:
-    """Pairs of tick labels whose drawn boxes overlap, as the renderer lays them out."""
+    """Pairs of neighbouring tick labels that overlap as the renderer lays them out: upright labels
+    by their boxes, turned ones as parallel strips one line high (their upright boxes overlap)."""
     renderer = fig.canvas.get_renderer()
     found = []
     for ax in (ax for ax in fig.axes if ax.get_visible()):
         for axis in (ax.xaxis, ax.yaxis):
             low, high = sorted(axis.get_view_interval())
-            labels = [t.label1 for t in axis.get_major_ticks()
-                      if low <= t.get_loc() <= high and t.label1.get_visible() and t.label1.get_text()]
-            boxes = [(label.get_text(), label.get_window_extent(renderer)) for label in labels]
-            found += [f"{a} / {b}" for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1:]
-                      if box_a.overlaps(box_b)]
+            ticks = sorted((t for t in axis.get_major_ticks() if low <= t.get_loc() <= high
+                            and t.label1.get_visible() and t.label1.get_text()), key=lambda t: t.get_loc())
+            for a, b in zip(ticks, ticks[1:]):
+                angle = np.radians(a.label1.get_rotation())
+                if np.isclose(np.sin(angle), 0):
+                    touch = a.label1.get_window_extent(renderer).overlaps(b.label1.get_window_extent(renderer))
+                else:
+                    apart = abs(np.diff(ax.transData.transform([(a.get_loc(), 0), (b.get_loc(), 0)])[:, 0])[0])
+                    touch = apart * abs(np.sin(angle)) < renderer.points_to_pixels(a.label1.get_fontsize())
+                if touch:
+                    found.append(f"{a.label1.get_text()} / {b.label1.get_text()}")
     return found
 
 
-def test_no_two_tick_labels_overlap(tmp_path, monkeypatch):
+def _drawn(spec, runs, tmp_path, monkeypatch):
+    """The figure :func:`plot` lays out and writes (kept open)."""
+    drawn = []
+    monkeypatch.setattr(plt, "close", drawn.append)
+    plot(summarise(runs, spec), None, spec, tmp_path / "f.png")
+    [fig] = drawn
+    return fig
+
+
+def test_no_two_tick_labels_overlap_and_numbers_make_room(tmp_path, monkeypatch):
     """The potential-SV discard rate: 10,000 / 30,000 / 100,000 ran into each other."""
     spec = _spec(metrics=["discard_fraction", "n_potential_sv", "filter_iterations_per_point"],
                  x="params.dataset.n_train", logx=True, x_label="training set size n")
@@ -395,10 +414,15 @@ def test_no_two_tick_labels_overlap(tmp_path, monkeypatch):
                                              "n_potential_sv": lambda g, x, s: np.sqrt(x) * int(g),
                                              "filter_iterations_per_point": lambda g, x, s: int(g) * 1.5}).rename(
         columns={"params.x": "params.dataset.n_train"})
-    drawn = []
-    monkeypatch.setattr(plt, "close", drawn.append)
-    plot(summarise(runs, spec), None, spec, tmp_path / "f.png")
-    [fig] = drawn
+    fig = _drawn(spec, runs, tmp_path, monkeypatch)
     assert _touching(fig) == []
     labels = [t.label1.get_text() for t in fig.axes[0].xaxis.get_major_ticks() if t.label1.get_text()]
     assert "100,000" in labels  # the labels were moved apart, not dropped
+
+
+def test_no_category_name_is_dropped_to_make_room(tmp_path, monkeypatch):
+    names = [f"forest_{n}_rows_of_{k}" for k, n in enumerate([50000, 90000, 200000, 400000, 581012, 600000, 700000])]
+    spec = _spec(metrics=["n_sv"], x_label="data set")
+    fig = _drawn(spec, _runs(names, ["svc", "xtrain"], {"n_sv": lambda g, x, s: 100.0 + s}), tmp_path, monkeypatch)
+    assert _touching(fig) == []
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == sorted(names, key=lambda n: int(n.split("_")[1]))

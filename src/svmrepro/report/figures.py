@@ -24,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.transforms import blended_transform_factory, offset_copy  # noqa: E402
 
@@ -127,12 +128,13 @@ def draw(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec,
         if at_edge:
             _room_at_right(ax, axis.log)
         _format_y(ax, metric, log=log_y)
-        if axis.log and log_y and (is_seconds(metric) or is_count(metric)):
+        if axis.log and log_y and is_count(spec.x) and (is_seconds(metric) or is_count(metric)):
             _slope_guide(ax, table, metric, ours)
         ax.grid(alpha=0.3)
     if ratios:
         ax = axes.flat[len(spec.metrics)]
-        values = draw_ratios(ax, table, paper, list(ratios), axis.centre, ours)
+        values = draw_ratios(ax, table, paper, list(ratios), axis.centre, ours,
+                             dodge=min(0.8 / len(ratios), 0.22) if axis.categorical else 0.0)
         _format_x(ax, table, spec, axis)
         _format_y(ax, "ratio", log=spans_decades(values))
         ax.grid(alpha=0.3)
@@ -159,8 +161,8 @@ def _panel_values(table: pd.DataFrame, paper: pd.DataFrame | None, metric: str) 
 
 
 def _slope_guide(ax, table: pd.DataFrame, metric: str, handles: dict) -> None:
-    """A line of slope 1 on log-log axes of a time or a count, from our lowest mean at the
-    smallest x: a curve steeper than it grows faster than linearly. It leaves the panel's limits
+    """A line of slope 1 on log-log axes of a time or a count against a size, from our lowest mean
+    at the smallest x: a curve steeper than it grows faster than linearly. It leaves the panel's limits
     as the data set them."""
     rows = table[(table["runs"] > 0) & np.isfinite(table[f"{metric}_mean"].astype(float))]
     x = rows["x"].astype(float)
@@ -274,7 +276,9 @@ def _room_at_right(ax, log: bool) -> None:
     """Widen the x axis on the right by :data:`EDGE_ROOM` of its span, so the numbers drawn at the
     right edge stand clear of our last x."""
     low, high = ax.get_xlim()
+    ticks = [t for t in ax.get_xticks() if low <= t <= high]  # no tick of an x we have no run at
     ax.set_xlim(low, high * (high / low) ** EDGE_ROOM if log else high + EDGE_ROOM * (high - low))
+    ax.xaxis.set_major_locator(ticker.FixedLocator(ticks))
 
 
 def _hollow(style: Style) -> dict:

@@ -22,6 +22,7 @@ LABELS = {
     "n_runs": "runs in the store",
     "n_hidden": "hidden units",
     "n_experts": "experts",
+    "n_iter": "iterations",
     "n_features": "input dimension",
     "sv_outside_psv": "SVs outside the potential SVs",
     "future_sv_violations": "future SVs outside the potential SVs",

@@ -1,5 +1,6 @@
 """The ratio panel of a figure: where a claim of the output tests a ratio (``kind: compare``,
-``stat: ratio``), a panel of that ratio per x, ours as a line and the paper's as hollow markers.
+``stat: ratio``) or its ``report.ratios`` names one, a panel of that ratio per x, ours as a line
+and the paper's as hollow markers.
 
 A ratio is read off the table of means (``b``'s mean / ``a``'s mean at each x), so it needs both
 sides' metrics among the output's ``report.metrics`` and the claim's groups among the figure's. The
@@ -51,19 +52,18 @@ def _words(metric: str) -> str:
 
 
 def claimed_ratios(claims: list[Claim], spec: ReportSpec, table: pd.DataFrame) -> list[Ratio]:
-    """The ratios the output's claims test that the table can show, each once, in claim order."""
+    """The ratios the output's claims test and its ``report.ratios`` lists (each group over the
+    reference group) that the table can show, each once, claims first."""
+    found = [Ratio(side(claim.test, "a"), side(claim.test, "b")) for claim in claims
+             if claim.output == spec.experiment and claim.test.get("kind") == "compare"
+             and claim.test.get("stat", "ratio") == "ratio" and group_column(claim.test) == spec.group]
+    if spec.ratios:
+        metric, reference = spec.ratios
+        found += [Ratio((reference, metric), (group, metric)) for group in dict.fromkeys(table["group"].astype(str))
+                  if group != reference]
     groups = set(table["group"].astype(str))
-    found: list[Ratio] = []
-    for claim in claims:
-        test = claim.test
-        if claim.output != spec.experiment or test.get("kind") != "compare" or test.get("stat", "ratio") != "ratio":
-            continue
-        ratio = Ratio(side(test, "a"), side(test, "b"))
-        drawable = group_column(test) == spec.group and all(
-            group in groups and f"{metric}_mean" in table for group, metric in (ratio.a, ratio.b))
-        if drawable and ratio not in found:
-            found.append(ratio)
-    return found
+    drawable = [r for r in found if all(g in groups and f"{m}_mean" in table for g, m in (r.a, r.b))]
+    return list(dict.fromkeys(drawable))
 
 
 def _ours(table: pd.DataFrame, group: str, metric: str) -> pd.Series:
@@ -90,12 +90,16 @@ def ratio_values(table: pd.DataFrame, paper: pd.DataFrame | None, ratio: Ratio) 
     return ours, theirs
 
 
-def draw_ratios(ax, table: pd.DataFrame, paper: pd.DataFrame | None, ratios: list[Ratio], position,
-                handles: dict) -> list[float]:
-    """Each ratio per x (``position(x label)`` on the panel's axis), a line at 1 (no change); the
-    legend entries go to ``handles``. Returns every value drawn, for the axis's scale."""
+def draw_ratios(ax, table: pd.DataFrame, paper: pd.DataFrame | None, ratios: list[Ratio], place,
+                handles: dict, dodge: float = 0.0) -> list[float]:
+    """Each ratio per x (``place(x label)`` on the panel's axis; ratios ``dodge`` apart side by
+    side, for a categorical axis), a line at 1 (no change); the legend entries go to ``handles``.
+    Returns every value drawn, for the axis's scale."""
     values: list[float] = []
-    for (colour, marker, dashes), ratio in zip(RATIO_STYLES * len(ratios), ratios):
+    for k, ((colour, marker, dashes), ratio) in enumerate(zip(RATIO_STYLES * len(ratios), ratios)):
+        def position(x, k=k):
+            return place(x) + (k - (len(ratios) - 1) / 2) * dodge
+
         ours, theirs = ratio_values(table, paper, ratio)
         order = np.argsort([position(x) for x in ours.index], kind="stable")
         xs = np.array([position(x) for x in ours.index])[order]

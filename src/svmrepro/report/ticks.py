@@ -101,9 +101,17 @@ def shown_ticks(axis) -> list:
 
 
 def overlapping(axis, renderer) -> bool:
-    """Whether two neighbouring tick labels of ``axis`` touch (closer than :data:`GAP_PX`)."""
-    boxes = [tick.label1.get_window_extent(renderer).padded(GAP_PX / 2) for tick in shown_ticks(axis)]
-    return any(a.overlaps(b) for a, b in pairwise(boxes))
+    """Whether two neighbouring tick labels of ``axis`` touch (closer than :data:`GAP_PX`). Turned
+    labels are parallel strips one line high: they touch when the strips do, whatever their boxes
+    (a turned label's upright box is far wider than its text)."""
+    ticks = shown_ticks(axis)
+    angle = math.radians(ticks[0].label1.get_rotation()) if ticks else 0.0
+    if angle % math.pi == 0:
+        boxes = [tick.label1.get_window_extent(renderer).padded(GAP_PX / 2) for tick in ticks]
+        return any(a.overlaps(b) for a, b in pairwise(boxes))
+    at = [axis.axes.transData.transform((tick.get_loc(), 0))[0] for tick in ticks]
+    height = [renderer.points_to_pixels(tick.label1.get_fontsize()) for tick in ticks]
+    return any(abs(b - a) * abs(math.sin(angle)) < h + GAP_PX for a, b, h in zip(at, at[1:], height))
 
 
 def _thin(axis) -> None:
@@ -114,16 +122,22 @@ def _thin(axis) -> None:
     axis.set_major_formatter(ticker.FixedFormatter(texts))
 
 
-def _turn(axis) -> None:
-    axis.set_tick_params(labelrotation=35)
+def _turn(axis, degrees: float) -> None:
+    axis.set_tick_params(labelrotation=degrees)
     for label in axis.get_majorticklabels():
-        label.set(ha="right", rotation_mode="anchor")
+        label.set(ha="right", va="top" if degrees < 90 else "center", rotation_mode="anchor")
+
+
+def _categorical(axis) -> bool:
+    """Whether ``axis`` names categories (fixed words): a name is never dropped."""
+    return isinstance(axis.get_major_formatter(), ticker.FixedFormatter) and axis.axis_name == "x"
 
 
 def declutter(fig, layout) -> None:
     """Lay ``fig`` out (``layout()``) until no two tick labels of a panel touch: an x axis first
-    turns its labels, then any axis drops every other label."""
-    for _ in range(6):
+    turns its labels, categories then stand upright and get smaller; a number axis drops every
+    other label instead."""
+    for _ in range(8):
         layout()
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
@@ -132,7 +146,12 @@ def declutter(fig, layout) -> None:
         if not crowded:
             return
         for axis in crowded:
-            if axis.axis_name == "x" and not any(t.label1.get_rotation() for t in shown_ticks(axis)):
-                _turn(axis)
+            rotation = max((t.label1.get_rotation() for t in shown_ticks(axis)), default=0)
+            if axis.axis_name == "x" and rotation == 0:
+                _turn(axis, 35)
+            elif _categorical(axis) and rotation < 90:
+                _turn(axis, 90)
+            elif _categorical(axis):
+                axis.set_tick_params(labelsize=max(5.0, 0.85 * shown_ticks(axis)[0].label1.get_fontsize()))
             else:
                 _thin(axis)
