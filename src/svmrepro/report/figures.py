@@ -3,8 +3,11 @@
 Each group has one colour; the paper's numbers of a group are drawn hollow in that colour, with
 a marker of their own per group (``<group> (paper)`` in the legend), so a paper point is never
 mistaken for another group's. A categorical x (data sets, problems, a single numeric value) is
-drawn as points dodged side by side per group, without connecting lines. The legend sits
-outside the panels, so it never hides a point, and says what the error bars are.
+drawn as points dodged side by side per group, without connecting lines. A paper number given
+for every x is drawn at each of our x, never as a band over the panel. An axis whose values span
+more than a decade is logarithmic (:mod:`.ticks`); a log-log panel has a slope-1 guide; a claim
+that tests a ratio adds a panel of it (:mod:`.ratio_panel`). The legend sits outside the panels,
+so it never hides a point, and says what the error bars are.
 """
 
 from __future__ import annotations
@@ -23,10 +26,14 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.transforms import blended_transform_factory, offset_copy  # noqa: E402
 
-from svmrepro.report.labels import is_count, label  # noqa: E402
+from svmrepro.report.claims.schema import load_claims  # noqa: E402
+from svmrepro.report.labels import is_count, is_seconds, label  # noqa: E402
+from svmrepro.report.ratio_panel import Ratio, claimed_ratios, draw_ratios  # noqa: E402
 from svmrepro.report.spec import ReportSpec  # noqa: E402
 from svmrepro.report.tables import x_label  # noqa: E402
+from svmrepro.report.ticks import declutter, linear_ticks, log_ticks, plain, spans_decades  # noqa: E402
 
 #: hollow markers of the paper's numbers, one per group (ours are filled circles)
 PAPER_MARKERS = ("s", "D", "^", "v", "P", "X", "p", "h", "<", ">")
@@ -34,8 +41,12 @@ ERROR_BARS = "error bars: ± one standard deviation over seeds"
 PANEL_WIDTH, PANEL_HEIGHT, MAX_COLUMNS = 4.2, 3.4, 3
 #: characters of 10 pt tick labels side by side across a panel
 CHARACTERS_PER_PANEL = 44
-#: at most this many data values become the ticks of a log x axis
-MAX_DATA_TICKS = 12
+#: points between two groups' paper markers at the same x of a numeric axis
+PAPER_DODGE_PT = 5
+SLOPE_GUIDE = "slope 1 guide (y ∝ x)"
+EVERY_X = "right edge: for every x"
+#: share of a numeric x axis added on the right for the numbers given for every x
+EDGE_ROOM = 0.1
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,7 @@ class XAxis:
 
     categories: tuple[str, ...] | None
     n_groups: int
+    log: bool = False
 
     @property
     def categorical(self) -> bool:
@@ -61,27 +73,47 @@ class XAxis:
         return (style.slot - (self.n_groups - 1) / 2) * width
 
     def position(self, x, style: Style) -> float:
-        if not self.categorical:
-            return float(x)
-        return self.categories.index(x_label(x)) + self.offset(style)
+        return self.centre(x) + (self.offset(style) if self.categorical else 0.0)
+
+    def centre(self, x) -> float:
+        """The x's own place, shared by every group: its number or its category's index."""
+        return self.categories.index(x_label(x)) if self.categorical else float(x)
+
+    def paper_transform(self, ax, style: Style, every_x: bool):
+        """Where a group's paper markers go. On a numeric axis they sit a few points beside the
+        other groups' at the same x, and a number for every x stands once at the panel's right
+        edge, in axes x and data y (a category's dodge is in :meth:`position` already)."""
+        if self.categorical:
+            return ax.transData
+        shift = (style.slot - (self.n_groups - 1) / 2) * PAPER_DODGE_PT
+        if every_x:
+            return offset_copy(blended_transform_factory(ax.transAxes, ax.transData), fig=ax.figure,
+                               x=shift - 2 * PAPER_DODGE_PT, units="points")
+        return offset_copy(ax.transData, fig=ax.figure, x=shift, units="points")
 
 
 def plot(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec, path: Path) -> None:
-    """Draw the output's figure (:func:`draw`) and write it to ``path``."""
-    save_figure(draw(table, paper, spec), spec.title, path)
+    """Draw the output's figure (:func:`draw`), with a ratio panel for the ratios its claims test,
+    and write it to ``path``."""
+    ratios = claimed_ratios(load_claims(spec.paper_id), spec, table)
+    save_figure(draw(table, paper, spec, ratios), spec.title, path)
 
 
-def draw(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec) -> plt.Figure:
-    """The figure of ``table`` (:func:`svmrepro.report.tables.summarise`) and the paper's numbers."""
+def draw(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec,
+         ratios: tuple[Ratio, ...] | list[Ratio] = ()) -> plt.Figure:
+    """The figure of ``table`` (:func:`svmrepro.report.tables.summarise`) and the paper's numbers;
+    with ``ratios`` a last panel of them (:func:`svmrepro.report.ratio_panel.draw_ratios`)."""
     if paper is not None:
         paper = paper[paper["metric"].isin(spec.metrics)]
     styles = _group_styles(table, paper)
-    axis = XAxis(_categories(table, paper, spec), len(styles))
-    n_rows = math.ceil(len(spec.metrics) / MAX_COLUMNS)
-    n_cols = math.ceil(len(spec.metrics) / n_rows)  # 4 panels as 2 x 2, not 3 + 1
+    categories = _categories(table, paper, spec)
+    axis = XAxis(categories, len(styles), log=categories is None and _log_x(table, paper, spec))
+    n_panels = len(spec.metrics) + bool(ratios)
+    n_rows = math.ceil(n_panels / MAX_COLUMNS)
+    n_cols = math.ceil(n_panels / n_rows)  # 4 panels as 2 x 2, not 3 + 1
     ours: dict[str, object] = {}  # legend handle per label of ours
-    kinds: dict[str, set[str]] = {}  # per group, how its paper numbers were drawn: "point", "line"
-    width = PANEL_WIDTH * n_cols + _legend_width(styles)
+    papers: dict[str, set[str]] = {}  # per group with paper numbers, notes on where they stand
+    width = PANEL_WIDTH * n_cols + _legend_width(styles, ratios)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(width, PANEL_HEIGHT * n_rows), squeeze=False)
     for ax, metric in zip(axes.flat, spec.metrics):
         ax.set_ylabel(label(metric))
@@ -90,15 +122,58 @@ def draw(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec) -> p
             continue
         if _draw_ours(ax, table, metric, styles, axis, ours):
             ours[ERROR_BARS] = Line2D([], [], color="0.3", marker="|", ms=11, mew=1.2, ls="none")
-        if paper is not None:
-            _draw_paper(ax, paper[paper["metric"] == metric], styles, axis, kinds)
+        at_edge = paper is not None and _draw_paper(ax, paper[paper["metric"] == metric], styles, axis, papers)
+        log_y = metric in spec.logy or spans_decades(_panel_values(table, paper, metric))
         _format_x(ax, table, spec, axis)
-        _format_y(ax, metric, log=metric in spec.logy)
+        if at_edge:
+            _room_at_right(ax, axis.log)
+        _format_y(ax, metric, log=log_y)
+        if axis.log and log_y and is_count(spec.x) and (is_seconds(metric) or is_count(metric)):
+            _slope_guide(ax, table, metric, ours)
         ax.grid(alpha=0.3)
-    for ax in axes.flat[len(spec.metrics):]:
+    if ratios:
+        ax = axes.flat[len(spec.metrics)]
+        values = draw_ratios(ax, table, paper, list(ratios), axis.centre, ours,
+                             dodge=min(0.8 / len(ratios), 0.22) if axis.categorical else 0.0)
+        _format_x(ax, table, spec, axis)
+        _format_y(ax, "ratio", log=spans_decades(values))
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[n_panels:]:
         ax.set_visible(False)
-    _legend(axes[0][n_cols - 1], ours, kinds, styles, spec)
+    _legend(axes[0][n_cols - 1], ours, papers, styles, spec)
     return fig
+
+
+def _log_x(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec) -> bool:
+    values = list(table.loc[table["runs"] > 0, "x"])
+    if paper is not None:
+        values += list(paper["x"].dropna())
+    return spec.logx or spans_decades(pd.to_numeric(pd.Series(values, dtype=object), errors="coerce"))
+
+
+def _panel_values(table: pd.DataFrame, paper: pd.DataFrame | None, metric: str) -> list[float]:
+    """Every number a panel draws: our means and the paper's values and range ends."""
+    values = list(table.loc[table["runs"] > 0, f"{metric}_mean"].astype(float))
+    if paper is not None:
+        rows = paper[paper["metric"] == metric]
+        values += [float(v) for column in ("value", "low", "high") for v in rows[column].dropna()]
+    return values
+
+
+def _slope_guide(ax, table: pd.DataFrame, metric: str, handles: dict) -> None:
+    """A line of slope 1 on log-log axes of a time or a count against a size, from our lowest mean
+    at the smallest x: a curve steeper than it grows faster than linearly. It leaves the panel's limits
+    as the data set them."""
+    rows = table[(table["runs"] > 0) & np.isfinite(table[f"{metric}_mean"].astype(float))]
+    x = rows["x"].astype(float)
+    if x.nunique() < 2:
+        return
+    start = rows.loc[x == x.min(), f"{metric}_mean"].astype(float).min()
+    if not start > 0:
+        return
+    xs = np.array([x.min(), x.max()])
+    handles[SLOPE_GUIDE] = ax.plot(xs, start * xs / xs[0], color="0.55", ls=(0, (1, 2)), lw=1.2,
+                                    scalex=False, scaley=False)[0]
 
 
 def _has_numbers(table: pd.DataFrame, paper: pd.DataFrame | None, metric: str) -> bool:
@@ -116,9 +191,10 @@ def _say_empty(ax, metric: str) -> None:
 
 
 def save_figure(fig, title: str, path: Path) -> None:
+    """Title ``fig``, lay it out with no two tick labels touching (:func:`.ticks.declutter`) and write it."""
     width = fig.get_size_inches()[0]
     fig.suptitle(textwrap.fill(title, width=int(width * 11)), fontsize=10)  # ~11 characters an inch
-    fig.tight_layout()
+    declutter(fig, fig.tight_layout)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -170,57 +246,63 @@ def _draw_ours(ax, table: pd.DataFrame, metric: str, styles: dict[str, Style], a
     return with_bars
 
 
-def _draw_paper(ax, paper: pd.DataFrame, styles: dict[str, Style], axis: XAxis, kinds: dict) -> None:
-    """Hollow markers in the group's colour; a range as a bar between two of them; a number for
-    every x as a dashed line (a band) on a numeric axis, and as a marker at each category."""
+def _draw_paper(ax, paper: pd.DataFrame, styles: dict[str, Style], axis: XAxis, papers: dict) -> bool:
+    """Hollow markers in the group's colour at their x; a range as a bar between two of them. A
+    number for every x is drawn at each category, or once at the right edge of a numeric axis:
+    never a band across the panel. True if one stands at the right edge."""
+    at_edge = False
     for _, row in paper.iterrows():
         style = styles[str(row["group"])]
-        kind = kinds.setdefault(str(row["group"]), set())
-        if pd.isna(row["x"]) and not axis.categorical:
-            line = {"color": style.colour, "ls": _dashes(style), "lw": 1.3}
-            if pd.notna(row["value"]):
-                ax.axhline(row["value"], **line)
-            else:
-                ax.axhspan(row["low"], row["high"], color=style.colour, alpha=0.1, lw=0)
-                for edge in (row["low"], row["high"]):
-                    ax.axhline(edge, **line)
-            kind.add("line")
-            continue
-        xs = axis.categories if pd.isna(row["x"]) else [row["x"]]
-        for x in (axis.position(value, style) for value in xs):
-            ys = [row["value"]] if pd.notna(row["value"]) else [row["low"], row["high"]]
+        every_x = pd.isna(row["x"])
+        where = axis.paper_transform(ax, style, every_x)
+        if axis.categorical:
+            xs = [axis.position(x, style) for x in (axis.categories if every_x else [row["x"]])]
+        else:
+            xs = [1.0 if every_x else float(row["x"])]
+        ys = [row["value"]] if pd.notna(row["value"]) else [row["low"], row["high"]]
+        for x in xs:
             if len(ys) == 2:
-                ax.plot([x, x], ys, color=style.colour, lw=4, alpha=0.35, solid_capstyle="butt")
-            ax.plot([x] * len(ys), ys, ls="none", **_hollow(style))
-        kind.add("point")
+                ax.plot([x, x], ys, color=style.colour, lw=4, alpha=0.35, solid_capstyle="butt", transform=where)
+            ax.plot([x] * len(ys), ys, ls="none", transform=where, **_hollow(style))
+        if not axis.categorical:  # a shifted transform leaves the limits alone; the axes must show the numbers
+            ax.update_datalim([(xs[0], y) for y in ys], updatex=not every_x)
+        at_edge |= every_x and not axis.categorical
+        papers.setdefault(str(row["group"]), set()).add(EVERY_X if every_x and not axis.categorical else "")
+    ax.autoscale_view()
+    return at_edge
+
+
+def _room_at_right(ax, log: bool) -> None:
+    """Widen the x axis on the right by :data:`EDGE_ROOM` of its span, so the numbers drawn at the
+    right edge stand clear of our last x."""
+    low, high = ax.get_xlim()
+    ticks = [t for t in ax.get_xticks() if low <= t <= high]  # no tick of an x we have no run at
+    ax.set_xlim(low, high * (high / low) ** EDGE_ROOM if log else high + EDGE_ROOM * (high - low))
+    ax.xaxis.set_major_locator(ticker.FixedLocator(ticks))
 
 
 def _hollow(style: Style) -> dict:
     return {"color": style.colour, "marker": style.marker, "mfc": "none", "mew": 1.5, "ms": 8}
 
 
-def _dashes(style: Style) -> tuple:
-    """Dashes of a paper line; the next group's fill the gaps, so two groups' equal lines both show."""
-    return (4 * (style.slot % 2), (4, 4))
-
-
-def _legend_width(styles: dict[str, Style]) -> float:
-    longest = max([len(f"{g} (paper)") for g in styles] + [len(ERROR_BARS) // 2 + 2])
+def _legend_width(styles: dict[str, Style], ratios) -> float:
+    texts = [f"{g} (paper; {EVERY_X})" for g in styles] + [f"ratio: {r.text} (paper)" for r in ratios]
+    longest = max([len(t) for t in texts] + [len(ERROR_BARS) // 2 + 2])
     return 0.6 + 0.055 * longest  # inches, at 7 pt
 
 
-def _legend(ax, ours: dict, kinds: dict[str, set[str]], styles: dict[str, Style], spec: ReportSpec) -> None:
-    """One legend, right of the top-right panel: per group ours then the paper's, then the note."""
+def _legend(ax, ours: dict, papers: dict[str, set[str]], styles: dict[str, Style], spec: ReportSpec) -> None:
+    """One legend, right of the top-right panel: per group ours then the paper's, then the ratios,
+    the slope guide and the note on the error bars."""
     entries = {}
     for group, style in styles.items():
         if f"ours: {group}" in ours:
             entries[f"ours: {group}"] = ours[f"ours: {group}"]
-        kind = kinds.get(group)
-        if kind:
-            marker = style.marker if "point" in kind else "none"
-            entries[f"{group} (paper)"] = Line2D(
-                [], [], ls=_dashes(style) if "line" in kind else "none", lw=1.3, **{**_hollow(style), "marker": marker}
-            )
+        if group in papers:
+            notes = "; ".join(["paper", *sorted(filter(None, papers[group]))])
+            entries[f"{group} ({notes})"] = Line2D([], [], ls="none", **_hollow(style))
+    entries.update({text: handle for text, handle in ours.items()
+                    if not text.startswith("ours: ") and text != ERROR_BARS})
     if ERROR_BARS in ours:
         note = ERROR_BARS.replace(" over", "\nover")
         if spec.summary_row:
@@ -238,25 +320,25 @@ def legend_outside(ax, handles: list, labels: list[str], **options) -> None:
 def _format_x(ax, table: pd.DataFrame, spec: ReportSpec, axis: XAxis) -> None:
     ax.set_xlabel(spec.x_label or label(spec.x))
     if axis.categorical:
-        labels = [_plain(float(c)) if is_count(spec.x) and _is_number(c) else c for c in axis.categories]
+        labels = [plain(float(c)) if is_count(spec.x) and _is_number(c) else c for c in axis.categories]
         long = max(map(len, labels)) > 0.8 * CHARACTERS_PER_PANEL / len(labels)  # they would touch level
         ax.set_xticks(range(len(labels)), labels, fontsize=8 if long else None,
                       rotation=35 if long else 0, ha="right" if long else "center", rotation_mode="anchor")
         ax.set_xlim(-0.5, len(labels) - 0.5)
         return
-    if spec.logx:
+    if axis.log:
         ax.set_xscale("log")
-        _log_ticks(ax.xaxis, ax.get_xlim(), data=np.unique(table.loc[table["runs"] > 0, "x"].to_numpy(float)))
+        log_ticks(ax.xaxis, ax.get_xlim(), data=np.unique(table.loc[table["runs"] > 0, "x"].to_numpy(float)))
     else:
-        _linear_ticks(ax.xaxis, count=is_count(spec.x))
+        linear_ticks(ax.xaxis, count=is_count(spec.x))
 
 
 def _format_y(ax, metric: str, log: bool) -> None:
     if log:
         ax.set_yscale("log")
-        _log_ticks(ax.yaxis, ax.get_ylim())
+        log_ticks(ax.yaxis, ax.get_ylim())
     else:
-        _linear_ticks(ax.yaxis, count=is_count(metric))
+        linear_ticks(ax.yaxis, count=is_count(metric))
 
 
 def _is_number(text: str) -> bool:
@@ -265,66 +347,3 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _plain(value: float, _position=None) -> str:
-    """A tick as a reader writes it: 2,000 and 0.05, never 2×10³."""
-    if math.isfinite(value) and value == int(value) and abs(value) >= 1:
-        return f"{int(value):,}"
-    return f"{value:g}"
-
-
-def _linear_ticks(axis, count: bool) -> None:
-    """Whole numbers with thousands separators on a count axis; never an offset ("+1e3"), and
-    scientific notation only for numbers below 1e-4 or above 1e6."""
-    if count:
-        low, high = axis.get_view_interval()
-        if high - low < 2:  # all equal (0 SVs outside): whole numbers around them, not 0.02 steps
-            centre = round((low + high) / 2)
-            low = centre - 1.2 if centre >= 1 else -0.2
-            getattr(axis.axes, f"set_{axis.axis_name}lim")(low, low + 2.4)
-        axis.set_major_locator(ticker.MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True))
-        axis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:,.0f}"))
-        return
-    axis.set_major_formatter(_Linear())
-
-
-class _Linear(ticker.Formatter):
-    """Plain numbers with thousands separators and the decimals the ticks need (0.25, 12,000):
-    no offset, no shared power of ten; only numbers below 1e-4 are written 5e-11, each in full."""
-
-    ticks: tuple[float, ...] = ()
-
-    def set_locs(self, locs):
-        super().set_locs(locs)
-        self.ticks = tuple(float(v) for v in locs if np.isfinite(v))
-
-    def __call__(self, value, pos=None):
-        finite = [abs(v) for v in self.ticks]
-        if finite and 0 < max(finite) < 1e-4:
-            return f"{value:.3g}"
-        decimals = next((d for d in range(10) if all(math.isclose(v, round(v, d), abs_tol=1e-12) for v in finite)), 10)
-        text = f"{value:,.{decimals}f}"
-        return text[1:] if text.startswith("-") and not float(text.replace(",", "")) else text  # no "-0"
-
-
-def _log_ticks(axis, limits: tuple[float, float], data: np.ndarray | None = None) -> None:
-    """Labels only on major ticks: the data's x values when few, 1-2-5 steps over a short span,
-    powers of ten over a long one; minor ticks unlabelled, so labels never crowd."""
-    axis.set_minor_formatter(ticker.NullFormatter())
-    low, high = (max(v, np.finfo(float).tiny) for v in sorted(limits))
-    decades = math.log10(high / low)
-    if data is not None and 1 < len(data := data[data > 0]) <= MAX_DATA_TICKS:
-        kept = [data[0]]
-        for value in data[1:]:  # thin to labels at least 1/7 of the span apart
-            if math.log10(value / kept[-1]) >= decades / 7:
-                kept.append(value)
-        axis.set_major_locator(ticker.FixedLocator(kept))
-        axis.set_major_formatter(ticker.FuncFormatter(_plain))
-    elif decades <= 2.5:
-        subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if decades < 1.2 else (1.0, 2.0, 5.0)
-        axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-        axis.set_major_formatter(ticker.FuncFormatter(_plain))
-    else:
-        axis.set_major_locator(ticker.LogLocator(base=10))
-        axis.set_major_formatter(ticker.LogFormatterSciNotation())

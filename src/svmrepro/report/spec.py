@@ -7,13 +7,13 @@ r"""The regeneration spec of one output, read from the ``report:`` node of its e
       group: tags.algorithm            # one curve / block of rows per value
       group_label: setting             # optional: the legend's title and the table's first header
       metrics: [n_sv, test_error]      # metrics.<name> columns, one panel each
-      logx: false
-      logy: [n_sv]                     # panels drawn on a log scale
+      logx: false                      # true: always log (an x spanning > a decade is log anyway)
+      logy: [n_sv]                     # panels always on a log scale (report/ticks.py)
       paper: experiments/<paper>/<file>.csv   # the paper's numbers (optional)
       deviations: ["where our setup differs, in one line each"]
       include: [<paper>/<id>]          # optional: runs of other experiments shown beside this one's
       slopes: [{y: fit_time_s, x: params.dataset.n_train}]   # optional: log-log slopes (report/slopes.py)
-      ratios: {metric: fit_time_s, to: svr}   # optional: each group's mean / the reference group's, per x
+      ratios: {metric: fit_time_s, to: svr}   # optional: each group's mean / the reference group's, per x (table and ratio panel)
       paired: {metric: test_error, a: svc, b: xtrain, by: params.seed}   # optional: paired t-test (report/paired.py)
       summary_row: mean                # optional: a row per group averaging its x values
       rows_from_metrics: '(?P<row>step\d\.\w+)\.(?P<metric>\w+)'   # optional, see below

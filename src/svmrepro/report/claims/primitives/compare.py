@@ -81,15 +81,16 @@ class Test(Selection):
     def metrics(self) -> list[tuple[str, str]]:
         return [(key, measured) for _, _, key, measured in self.sides()]
 
-def _side(test: dict, name: str) -> tuple[str, str]:
-    side = test.get(name)
-    if isinstance(side, dict):
-        return str(side["group"]), str(side.get("metric", test.get("metric")))
-    return str(side), str(test.get("metric"))
+def side(test: dict, name: str) -> tuple[str, str]:
+    """(group, metric) of side ``name`` (``a`` or ``b``): a group alone takes the test's ``metric``."""
+    given = test.get(name)
+    if isinstance(given, dict):
+        return str(given["group"]), str(given.get("metric", test.get("metric")))
+    return str(given), str(test.get("metric"))
 
 
 def _values(runs: pd.DataFrame, test: dict, name: str, keys: list[str], where: str) -> pd.Series:
-    group, measured = _side(test, name)
+    group, measured = side(test, name)
     mine = group_runs(runs, test, group, where)
     frame = pd.DataFrame({k: column(mine, k, where).astype(str) for k in keys})
     frame["value"] = metric(mine, measured, where).to_numpy()
@@ -102,9 +103,9 @@ def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:
         raise SvmReproError(f"{where}.stat: {stat!r}; valid: {', '.join(STATS)}")
     kept = select(runs, test, where)
     keys = [test.get("by", SEED_COLUMN), *([test["x"]] if "x" in test else [])]
-    a, b = (_values(kept, test, side, keys, where) for side in ("a", "b"))
+    a, b = (_values(kept, test, name, keys, where) for name in ("a", "b"))
     pairs = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
-    (group_a, metric_a), (group_b, metric_b) = _side(test, "a"), _side(test, "b")
+    (group_a, metric_a), (group_b, metric_b) = side(test, "a"), side(test, "b")
     named = metric_b if metric_a == metric_b else f"{metric_b} / {metric_a}"
     symbol = "/" if stat == "ratio" else "-"
     statistic = f"{named}: {group_b} {symbol} {group_a}"
