@@ -12,6 +12,7 @@ from svmrepro.report.figures import plot
 from svmrepro.report.claims.schema import load_claims
 from svmrepro.report.claims.scoreboard import RunsTables, claims_section
 from svmrepro.report.claims.verdict import judge
+from svmrepro.report.facts import facts_lines
 from svmrepro.report.runs import write_runs
 from svmrepro.report.artifacts import write_sidecar
 from svmrepro.report.missing import section_text
@@ -90,7 +91,7 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
     if surfaces:
         write_sidecar(surfaces, paths.surface_json)
         plot_surfaces(surfaces, runs, spec, paths.surface)
-    lines = [f"# {spec.title}", "", *_provenance(runs, mode)]
+    lines = [f"# {spec.title}", "", *_provenance(runs, mode), *facts_lines(runs, spec)]
     if paper_path:
         lines.append(f"- paper numbers: `{spec.paper}` (`source` column says where each was read)")
     lines += [
