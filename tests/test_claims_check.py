@@ -89,7 +89,7 @@ def _replace(old, new):
     ("cascade", _replace("metric: n_sv, a: svc, b: cascade_svc, stat: ratio}", "metric: n_svs, a: svc, b: cascade_svc, stat: ratio}"),
      "table1_fewer_svs.test.metric: 'n_svs' is not a metric the runs of cascade/table1 log; closest: n_sv"),
     ("cascade", _replace("metric: n_sv, a: svc, b: cascade_svc, stat: ratio}", "metric: n_sv, a: svm, b: cascade_svc, stat: ratio}"),
-     "table1_fewer_svs.test.a: 'svm' is no value of tags.algorithm in the sweep of cascade/table1; valid: cascade_svc, svc"),
+     "table1_fewer_svs.test.a: 'svm' is no value of tags.algorithm in the sweep of cascade/table1; valid: bench_parallel_cascade, cascade_svc, svc"),
     ("cascade", _replace("metric: critical_path_cpu_s}", "metric: critical_path_cpu}"),
      "central_faster_in_parallel.test.b.metric: 'critical_path_cpu' is not a metric the runs of cascade/scaling log"),
     ("cross_training", _replace("where: {tags.label: forest_200000}", "where: {tags.label: forest_20000}"),

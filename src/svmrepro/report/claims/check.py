@@ -16,7 +16,8 @@ the test names what the output's runs cannot hold:
   not have. A run's metrics are whatever its measure and its estimator's ``diagnostics_`` return
   (``step3.Tfinal.n_train``), so no list of them exists before a run: the runs tables already made
   (``<results>/<paper>/<id>.runs.csv``, committed for the full mode) are what the code logs; an
-  output without one has its metrics checked when its claims are judged.
+  output without one, or a test reading an algorithm its tables have no runs of yet, has its
+  metrics checked when its claims are judged.
 
 Every mode of an experiment's sweep counts, and the sweeps of the experiments its output includes
 (``report.include``): a claim may read any of their runs. ``svmrepro-reproduce`` runs
@@ -43,6 +44,7 @@ from svmrepro.locations import config_dirs
 from svmrepro.report.claims.primitives import primitive
 from svmrepro.report.claims.schema import Claim, Region, claims_path, parse_claims
 from svmrepro.report.claims.selection import METRIC, Selection
+from svmrepro.report.claims.estimate import GROUP_COLUMN as ALGORITHM
 from svmrepro.report.runs import KEEP_COLUMNS
 from svmrepro.report.spec import spec_from_config
 
@@ -56,6 +58,15 @@ class Produced:
     metrics: set[str] | None = None
     #: ``params.<group>.`` of the config groups some job replaces: any key below may be a column
     open_prefixes: set[str] = field(default_factory=set)
+    #: the algorithms the runs tables have runs of (None: no runs table yet)
+    tabled: set[str] | None = None
+
+    def knows_metrics_of(self, test: Selection) -> bool:
+        """Whether the runs tables tell the metrics ``test`` reads: not when it reads an algorithm
+        the sweep has gained since they were written."""
+        if self.metrics is None:
+            return False
+        return test.group_column != ALGORITHM or all(str(group) in self.tabled for _, group in test.groups())
 
     def has(self, column: str) -> bool:
         return column in self.columns or column.startswith(tuple(self.open_prefixes))
@@ -106,15 +117,19 @@ def _job_values(job: list[str], cfg, base: dict[str, object], choices: dict, gro
     return values, replaced
 
 
-def _runs_table_columns(output: str, runs_dirs: Sequence[Path]) -> list[list[str]]:
+def _runs_tables(output: str, runs_dirs: Sequence[Path]) -> list[tuple[list[str], set[str]]]:
+    """The header of each runs table of ``output`` in ``runs_dirs``, with the algorithms its runs have."""
     paper, output_id = output.split("/", 1)
-    headers = []
+    tables = []
     for folder in runs_dirs:
         path = Path(folder) / paper / f"{output_id}.runs.csv"
         if path.is_file():
             with path.open(newline="") as handle:
-                headers.append(next(csv.reader(handle), []))
-    return headers
+                rows = csv.reader(handle)
+                header = next(rows, [])
+                at = header.index(ALGORITHM) if ALGORITHM in header else None
+                tables.append((header, {row[at] for row in rows if at is not None and len(row) > at}))
+    return tables
 
 
 @cache
@@ -145,8 +160,9 @@ def produced(output: str, runs_dirs: Sequence[Path] = ()) -> Produced:
     swept = _swept(output, tuple(config_dirs()))
     found = Produced({column: None if values is None else set(values) for column, values in swept.columns.items()},
                      None, set(swept.open_prefixes))
-    for header in _runs_table_columns(output, runs_dirs):
+    for header, algorithms in _runs_tables(output, runs_dirs):
         found.metrics = (found.metrics or set()) | {c.removeprefix(METRIC) for c in header if c.startswith(METRIC)}
+        found.tabled = (found.tabled or set()) | algorithms
         for column in header:
             if not column.startswith(METRIC) and column not in found.columns:
                 found.add(column, None)
@@ -192,7 +208,7 @@ def _check_reads(test: Selection, found: Produced, output: str, where: str) -> N
     for key, column, wanted in test.reads():
         if column.startswith(METRIC):
             name = column.removeprefix(METRIC)
-            if found.metrics is not None and name not in found.metrics:
+            if found.knows_metrics_of(test) and name not in found.metrics:
                 close = get_close_matches(name, found.metrics, n=3)
                 raise ConfigError(f"{where}.{key}: {name!r} is not a metric the runs of {output} log"
                                   + (f"; closest: {', '.join(close)}" if close else ""))

@@ -44,7 +44,8 @@ class Selection:
         metric as ``metrics.<name>``; no values: any value."""
         found = [("group_column", self.group_column, [])]
         found += [(key, self.group_column, [group]) for key, group in self.groups()]
-        found += [(f"where.{name}", name, [value]) for name, value in (self.where or {}).items()]
+        found += [(f"where.{name}", name, list(value) if isinstance(value, (list, tuple)) else [value])
+                  for name, value in (self.where or {}).items()]
         if self.x is not None:
             found += [("x", self.x, []), ("at", self.x, self.at_values())]
         return found + [(key, f"{METRIC}{name}", []) for key, name in self.metrics()]

@@ -12,7 +12,9 @@ nothing compares them.
     expect: {between: [-0.3, 0.3]}
 
 Each side is one group's runs (a value of ``group_column``), of its own ``output`` (the claim's
-output when not given): the claim's page reads another output's runs table as it stands. ``where``
+output when not given), with its own ``metric`` (``metric`` when not given): the claim's page reads
+another output's runs table as it stands, and two methods' times may be compared as they scale
+(``a: {group: svc, metric: fit_cpu_s}, b: {group: cascade_svc, metric: critical_path_cpu_s}``). ``where``
 and ``at`` select the runs of both sides; ``at`` picks values of ``at_column`` (``x`` unless given),
 so a slope against a measured ``x`` can still be restricted to the sizes where fixed overhead does
 not dominate. Each slope is least squares of log y on log x (``scipy.stats.linregress``). The two
@@ -35,26 +37,41 @@ from omegaconf.errors import OmegaConfBaseException
 from scipy import stats
 
 from svmrepro.errors import ConfigError
-from svmrepro.report.claims.estimate import GROUP_COLUMN, LEVEL, Estimate, column, group_runs, metric, select
+from svmrepro.report.claims.estimate import LEVEL, Estimate, column, group_runs, metric, select
+from svmrepro.report.claims.selection import Selection
 
 
 @dataclass
 class Side:
     group: str = MISSING
     output: Optional[str] = None  # None: the claim's own output
+    metric: Optional[str] = None  # None: the test's
 
 
 @dataclass
-class Test:
+class Test(Selection):
     kind: str = "slope_difference"
-    metric: str = MISSING
+    metric: Optional[str] = None
     x: str = MISSING
     a: Side = field(default_factory=Side)
     b: Side = field(default_factory=Side)
-    at: Any = None
     at_column: Optional[str] = None
-    where: Optional[dict[str, Any]] = None
-    group_column: str = GROUP_COLUMN
+
+    def problems(self) -> list[tuple[str, str]]:
+        found = super().problems()
+        found += [(f"{name}.metric", "give metric, for the test or for this side") for name, side in self.sides()
+                  if (side.metric or self.metric) is None]
+        return found
+
+    def sides(self) -> list[tuple[str, Side]]:
+        return [("a", self.a), ("b", self.b)]
+
+    def groups(self) -> list[tuple[str, Any]]:
+        return [(f"{name}.group", side.group) for name, side in self.sides() if side.output is None]
+
+    def metrics(self) -> list[tuple[str, str]]:
+        return [(f"{name}.metric" if side.metric else "metric", side.metric or self.metric)
+                for name, side in self.sides() if side.output is None and (side.metric or self.metric)]
 
 
 @dataclass
@@ -83,7 +100,7 @@ def _fit(runs: pd.DataFrame, test: dict, side: str, where: str) -> _Fit:
     chosen = {"where": test.get("where"), "at": test.get("at"), "x": test.get("at_column", test["x"])}
     mine = group_runs(select(runs, chosen, where), test, test[side]["group"], where)
     xs = pd.to_numeric(column(mine, test["x"], where), errors="coerce").to_numpy(float)
-    ys = metric(mine, test["metric"], where).to_numpy(float)
+    ys = metric(mine, _metric(test, side, where), where).to_numpy(float)
     usable = (xs > 0) & (ys > 0)
     xs, ys = np.log(xs[usable]), np.log(ys[usable])
     if xs.size < 3 or np.unique(xs).size < 2:
@@ -92,14 +109,24 @@ def _fit(runs: pd.DataFrame, test: dict, side: str, where: str) -> _Fit:
     return _Fit(float(fit.slope), float(fit.stderr), int(xs.size), mine)
 
 
-def _name(side: dict) -> str:
-    return side["group"] + (f" ({side['output'].split('/')[-1]})" if side.get("output") else "")
+def _metric(test: dict, side: str, where: str) -> str:
+    measured = test[side].get("metric") or test.get("metric")
+    if measured is None:
+        raise ConfigError(f"{where}.metric: give metric, for the test or for side {side}")
+    return measured
+
+
+def _name(test: dict, side: str) -> str:
+    mine = test[side]
+    named = mine["group"] + (f" ({mine['output'].split('/')[-1]})" if mine.get("output") else "")
+    return named + (f" {mine['metric']}" if mine.get("metric") else "")
 
 
 def evaluate(test: dict, runs: Mapping[str | None, pd.DataFrame], where: str) -> Estimate:
     test = _checked(test, where)
     a, b = (_fit(runs[(test[side] or {}).get("output")], test, side, where) for side in ("a", "b"))
-    statistic = f"log-log slope of {test['metric']} vs {test['x'].split('.')[-1]}: {_name(test['b'])} - {_name(test['a'])}"
+    measured = test["metric"] or "time"
+    statistic = f"log-log slope of {measured} vs {test['x'].split('.')[-1]}: {_name(test, 'b')} - {_name(test, 'a')}"
     read = pd.concat([a.runs, b.runs], ignore_index=True)
     if "run_id" in read:
         read = read.drop_duplicates("run_id")
