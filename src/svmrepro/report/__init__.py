@@ -10,7 +10,7 @@ import pandas as pd
 from svmrepro.errors import SvmReproError
 from svmrepro.report.figures import plot
 from svmrepro.report.runs import write_runs
-from svmrepro.report.sections import Page, sections
+from svmrepro.report.sections import Page, page_sections
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper, summarise, to_markdown, with_paper
 
@@ -89,7 +89,7 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
         f"![{spec.output_id}]({paths.figure.name})",
     ]
     page = Page(spec, runs, table, paper, paths, mode, runs_csv_text)
-    for section in sections():
+    for section in page_sections():
         lines += section.lines(page)
     lines += _deviations(spec)
     paths.table_md.write_text("\n".join(lines) + "\n")

@@ -59,7 +59,7 @@ class Page:
 
 
 @cache
-def sections() -> tuple[ModuleType, ...]:
+def page_sections() -> tuple[ModuleType, ...]:
     """Every section module, in page order."""
     found = [importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__)]
     return tuple(sorted(found, key=lambda module: module.ORDER))
@@ -68,4 +68,4 @@ def sections() -> tuple[ModuleType, ...]:
 @cache
 def options() -> dict[str, tuple[ModuleType, Option]]:
     """Each section's ``report:`` key: its module and :class:`Option`, in page order."""
-    return {module.OPTION.key: (module, module.OPTION) for module in sections() if module.OPTION is not None}
+    return {module.OPTION.key: (module, module.OPTION) for module in page_sections() if module.OPTION is not None}
