@@ -88,7 +88,7 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
         "",
         f"![{spec.output_id}]({paths.figure.name})",
     ]
-    page = Page(spec, runs, table, paper, paths, mode, runs_csv_text)
+    page = Page(spec, runs, table, paper, paths, runs_csv_text)
     for section in page_sections():
         lines += section.lines(page)
     lines += _deviations(spec)

@@ -22,8 +22,11 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
+
+from svmrepro.report.artifacts import write_sidecar
 
 if TYPE_CHECKING:  # the page's parts; importing them here would import the sections from spec.py
     import pandas as pd
@@ -46,16 +49,25 @@ class Option:
 
 @dataclass(frozen=True)
 class Page:
-    """What an output's sections are built from: the runs it shows (as the runs CSV holds them:
-    :attr:`runs_csv_text`), the summary table, the paper's numbers (None without), its files and mode."""
+    """What an output's sections are built from: the runs it shows (and the text of the runs CSV
+    written from them), the summary table, the paper's numbers (None without) and its files."""
 
     spec: ReportSpec
     runs: pd.DataFrame
     table: pd.DataFrame
     paper: pd.DataFrame | None
     paths: Output
-    mode: str
     runs_csv_text: str
+
+
+def picture(drawn: dict, sidecar: Path, draw: Callable[[], None], figure: Path, caption: str, alt: str) -> list[str]:
+    """The lines of a section showing a picture of ``drawn`` (none when empty), which is kept in
+    ``sidecar`` so ``--from-csv`` redraws it; ``draw()`` writes ``figure``."""
+    if not drawn:
+        return []
+    write_sidecar(drawn, sidecar)
+    draw()
+    return ["", caption, "", f"![{alt}]({figure.name})"]
 
 
 @cache

@@ -10,9 +10,8 @@ from matplotlib.markers import MarkerStyle
 from omegaconf import MISSING
 
 from svmrepro.errors import ConfigError
-from svmrepro.report.artifacts import write_sidecar
 from svmrepro.report.scatter import collect_points, plot_scatter
-from svmrepro.report.sections import Option, Page
+from svmrepro.report.sections import Option, Page, picture
 from svmrepro.report.spec import ScatterSpec
 
 ORDER = 10
@@ -43,9 +42,6 @@ def configure(where: str, node) -> ScatterSpec | None:
 def lines(page: Page) -> list[str]:
     spec, runs, paths = page.spec, page.runs, page.paths
     points = collect_points(runs, spec.scatter, paths.points_json) if spec.scatter else {}
-    if not points:
-        return []
-    write_sidecar(points, paths.points_json)
-    plot_scatter(points, runs, spec, paths.scatter)
-    return ["", f"Points of {len(points)} of the {len(runs)} runs (`{paths.points_json.name}`):", "",
-            f"![{spec.output_id} scatter]({paths.scatter.name})"]
+    return picture(points, paths.points_json, lambda: plot_scatter(points, runs, spec, paths.scatter), paths.scatter,
+                   f"Points of {len(points)} of the {len(runs)} runs (`{paths.points_json.name}`):",
+                   f"{spec.output_id} scatter")

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from svmrepro.report.artifacts import write_sidecar
-from svmrepro.report.sections import Option, Page
+from svmrepro.report.sections import Option, Page, picture
 from svmrepro.report.surface import collect_surfaces, plot_surfaces
 
 ORDER = 20
@@ -19,9 +18,6 @@ def configure(where: str, node) -> bool:
 def lines(page: Page) -> list[str]:
     spec, runs, paths = page.spec, page.runs, page.paths
     surfaces = collect_surfaces(runs, spec, paths.surface_json) if spec.surface else {}
-    if not surfaces:
-        return []
-    write_sidecar(surfaces, paths.surface_json)
-    plot_surfaces(surfaces, runs, spec, paths.surface)
-    return ["", f"Decision surfaces of each group's lowest-seed run (`{paths.surface_json.name}`):", "",
-            f"![{spec.output_id} surfaces]({paths.surface.name})"]
+    return picture(surfaces, paths.surface_json, lambda: plot_surfaces(surfaces, runs, spec, paths.surface),
+                   paths.surface, f"Decision surfaces of each group's lowest-seed run (`{paths.surface_json.name}`):",
+                   f"{spec.output_id} surfaces")
