@@ -15,7 +15,7 @@ import svmrepro.report.sections as report_sections
 import svmrepro.report.spec as report_spec
 from svmrepro.report import build_output
 from svmrepro.report.claims.scoreboard import write_scoreboard
-from svmrepro.report.sections import options, page_sections
+from svmrepro.report.sections import page_sections, section_options
 from svmrepro.report.spec import spec_from_config
 
 NODE = {"title": "t", "x": "params.dataset.n_train", "metrics": ["fit_cpu_s"]}
@@ -26,8 +26,8 @@ def test_every_section_declares_its_place_its_key_and_its_lines():
     assert [m.__name__.rsplit(".", 1)[-1] for m in found] == ["scatter", "surface", "paired", "ratios", "slopes",
                                                               "claims"]
     assert len({m.ORDER for m in found}) == len(found) and all(callable(m.lines) for m in found)
-    assert list(options()) == ["scatter", "surface", "paired", "ratios", "slopes"]
-    assert all(callable(module.configure) for module, _ in options().values())
+    assert list(section_options()) == ["scatter", "surface", "paired", "ratios", "slopes"]
+    assert all(callable(module.configure) for module, _ in section_options().values())
 
 
 def test_a_sections_key_is_read_into_the_spec_and_unset_keys_read_as_unset():
@@ -57,7 +57,7 @@ NOTES = textwrap.dedent('''\
 
 
 def _clear_caches():
-    for cached in (report_sections.page_sections, report_sections.options, report_spec.report_node,
+    for cached in (report_sections.page_sections, report_sections.section_options, report_spec.report_node,
                    report_spec.expects, report_spec._strict):
         cached.cache_clear()
 

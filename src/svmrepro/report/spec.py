@@ -55,7 +55,7 @@ from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from svmrepro.errors import ConfigError
 from svmrepro.locations import config_dirs, data_file
-from svmrepro.report.sections import options
+from svmrepro.report.sections import section_options
 
 
 #: summary rows a report can add per group (``x`` of the row = its name)
@@ -97,7 +97,7 @@ def report_node() -> type:
     """Schema of an experiment's ``report:`` node: :class:`BaseNode` and each section's key."""
     added = [(option.key, option.kind,
               _expects(option.expects, default_factory=lambda default=option.default: copy.deepcopy(default)))
-             for _, option in options().values()]
+             for _, option in section_options().values()]
     return make_dataclass("ReportNode", added, bases=(BaseNode,))
 
 
@@ -154,9 +154,9 @@ class ReportSpec:
 
     def __getattr__(self, name: str):
         # only names that are no field come here: a section's key
-        if name.startswith("__") or name not in options():
+        if name.startswith("__") or name not in section_options():
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        _, option = options()[name]
+        _, option = section_options()[name]
         return self.options.get(name, option.unset)
 
     @property
@@ -260,5 +260,5 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
         x_label=node.x_label, group_label=node.group_label, logx=node.logx, logy=tuple(node.logy), paper=node.paper,
         deviations=tuple(node.deviations), include=tuple(node.include),
         summary_row=node.summary_row, rows_from_metrics=node.rows_from_metrics,
-        options={key: module.configure(where, node) for key, (module, _) in options().items()},
+        options={key: module.configure(where, node) for key, (module, _) in section_options().items()},
     )

@@ -78,6 +78,6 @@ def page_sections() -> tuple[ModuleType, ...]:
 
 
 @cache
-def options() -> dict[str, tuple[ModuleType, Option]]:
+def section_options() -> dict[str, tuple[ModuleType, Option]]:
     """Each section's ``report:`` key: its module and :class:`Option`, in page order."""
     return {module.OPTION.key: (module, module.OPTION) for module in page_sections() if module.OPTION is not None}
