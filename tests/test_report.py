@@ -204,7 +204,7 @@ def test_a_runs_table_survives_a_csv_round_trip_unchanged(tmp_path):
 
 
 def test_loglog_slopes_recover_a_power_law_and_sit_beside_the_paper():
-    from svmrepro.report.slopes import loglog_slopes
+    from svmrepro.report.sections.slopes import loglog_slopes
 
     spec = spec_from_config(
         "p/t", {"title": "t", "x": "params.n", "metrics": ["fit_time_s"], "slopes": [{"y": "fit_time_s", "x": "params.n"}]}
@@ -218,7 +218,7 @@ def test_loglog_slopes_recover_a_power_law_and_sit_beside_the_paper():
 
 
 def test_ratios_divide_each_group_by_the_reference_at_the_same_x():
-    from svmrepro.report.ratios import ratios_to
+    from svmrepro.report.sections.ratios import ratios_to
 
     spec = spec_from_config(
         "p/t", {"title": "t", "x": "params.n", "metrics": ["fit_time_s"], "ratios": {"metric": "fit_time_s", "to": "svr"}}
@@ -234,7 +234,7 @@ def test_ratios_divide_each_group_by_the_reference_at_the_same_x():
 
 
 def test_paired_comparison_pairs_runs_by_seed_and_tests_the_difference():
-    from svmrepro.report.paired import paired_differences
+    from svmrepro.report.sections.paired import paired_differences
 
     spec = spec_from_config("p/t", {"title": "t", "x": "tags.label", "metrics": ["test_error"],
                                     "paired": {"metric": "test_error", "a": "svc", "b": "xt", "by": "params.seed"}})

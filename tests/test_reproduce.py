@@ -158,7 +158,7 @@ def test_claims_set_our_means_beside_a_hand_made_paper_file(tmp_path):
         }
     )
     spec = ReportSpec(experiment="p/e", title="t", x="params.n", metrics=("err", "n_sv", "fit_time_s"),
-                      slopes=(("fit_time_s", "params.n"),))
+                      options={"slopes": (("fit_time_s", "params.n"),)})
     found = distances(our_numbers(runs, spec, paper), paper)
     by_key = {(r.group, r.x, r.metric): (r.verdict, r.rel) for r in found.itertuples()}
     assert {key: word for key, (word, _) in by_key.items()} == {

@@ -169,8 +169,7 @@ SYNTHETIC_SPEC = ReportSpec(
     metrics=("fit_time_s", "n_sv", "test_error"),
     logx=True,
     logy=("fit_time_s",),
-    ratios=("fit_time_s", "svc"),
-    slopes=(("fit_time_s", "params.dataset.n_train"),),
+    options={"ratios": ("fit_time_s", "svc"), "slopes": (("fit_time_s", "params.dataset.n_train"),)},
 )
 
 

@@ -9,19 +9,10 @@ import pandas as pd
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.figures import plot
-from svmrepro.report.claims.schema import load_claims
-from svmrepro.report.claims.scoreboard import RunsTables, claims_section
-from svmrepro.report.claims.verdict import judge
 from svmrepro.report.facts import facts_lines
 from svmrepro.report.runs import write_runs
-from svmrepro.report.artifacts import write_sidecar
-from svmrepro.report.missing import section_text
-from svmrepro.report.scatter import collect_points, plot_scatter
-from svmrepro.report.paired import paired_differences, paired_markdown
-from svmrepro.report.ratios import ratios_markdown, ratios_to
-from svmrepro.report.slopes import loglog_slopes, slopes_markdown
+from svmrepro.report.sections import Page, page_sections
 from svmrepro.report.spec import ReportSpec
-from svmrepro.report.surface import collect_surfaces, plot_surfaces
 from svmrepro.report.tables import read_paper, summarise, to_markdown, with_paper
 
 
@@ -68,9 +59,10 @@ def _deviations(spec: ReportSpec) -> list[str]:
 
 
 def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str) -> Output:
-    """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from; with
-    ``spec.scatter`` also ``<id>.scatter.png`` and the ``<id>.points.json`` it is drawn from, with
-    ``spec.surface`` ``<id>.surface.png`` and its ``<id>.surface.json``."""
+    """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from; the page
+    ends with each section (:mod:`svmrepro.report.sections`) in order, which writes what it draws (with
+    ``spec.scatter`` ``<id>.scatter.png`` and the ``<id>.points.json`` it is drawn from, with
+    ``spec.surface`` ``<id>.surface.png`` and its ``<id>.surface.json``)."""
     if runs.empty:
         raise SvmReproError(f"{spec.experiment}: no runs to build the output from")
     paths = output_paths(spec, out_dir)
@@ -80,17 +72,9 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
     if paper is not None:
         table = with_paper(table, paper, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_runs(runs, paths.runs_csv)
+    runs_csv_text = write_runs(runs, paths.runs_csv)
     table.to_csv(paths.table_csv, index=False)
     plot(table, paper, spec, paths.figure)
-    points = collect_points(runs, spec.scatter, paths.points_json) if spec.scatter else {}
-    if points:
-        write_sidecar(points, paths.points_json)
-        plot_scatter(points, runs, spec, paths.scatter)
-    surfaces = collect_surfaces(runs, spec, paths.surface_json) if spec.surface else {}
-    if surfaces:
-        write_sidecar(surfaces, paths.surface_json)
-        plot_surfaces(surfaces, runs, spec, paths.surface)
     lines = [f"# {spec.title}", "", *_provenance(runs, mode), *facts_lines(runs, spec)]
     if paper_path:
         lines.append(f"- paper numbers: `{spec.paper}` (`source` column says where each was read)")
@@ -105,23 +89,9 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
         "",
         f"![{spec.output_id}]({paths.figure.name})",
     ]
-    if points:
-        lines += ["", f"Points of {len(points)} of the {len(runs)} runs (`{paths.points_json.name}`):", "",
-                  f"![{spec.output_id} scatter]({paths.scatter.name})"]
-    if surfaces:
-        lines += ["", f"Decision surfaces of each group's lowest-seed run (`{paths.surface_json.name}`):", "",
-                  f"![{spec.output_id} surfaces]({paths.surface.name})"]
-    if spec.paired:
-        lines += ["", "## Paired comparison", "",
-                  section_text(lambda: paired_markdown(paired_differences(runs, spec), spec))]
-    if spec.ratios:
-        lines += ["", "## Ratios", "", section_text(lambda: ratios_markdown(ratios_to(table, spec), spec))]
-    if spec.slopes:
-        lines += ["", "## Log-log slopes (least squares of log y on log x over each group's runs)", "",
-                  slopes_markdown(loglog_slopes(runs, spec, paper))]
-    tables = RunsTables(out_dir.parent)  # its own runs as written above, and any other output's a claim reads
-    lines += claims_section([judge(claim, tables) for claim in load_claims(spec.paper_id)
-                             if claim.output == spec.experiment])
+    page = Page(spec, runs, table, paper, paths, runs_csv_text)
+    for section in page_sections():
+        lines += section.lines(page)
     lines += _deviations(spec)
     paths.table_md.write_text("\n".join(lines) + "\n")
     return paths

@@ -10,10 +10,9 @@ import pandas as pd
 
 from svmrepro.compose import experiments
 from svmrepro.report import output_paths
-from svmrepro.report.missing import section_text
-from svmrepro.report.ratios import ratios_markdown, ratios_to
 from svmrepro.report.runs import read_runs
-from svmrepro.report.slopes import loglog_slopes, slopes_markdown
+from svmrepro.report.sections.ratios import ratios_text
+from svmrepro.report.sections.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text, summarise, x_label
 
@@ -25,7 +24,7 @@ def key_numbers(runs: pd.DataFrame, spec: ReportSpec) -> list[str]:
     """An output's key numbers: its ratios and log-log slopes when its report has them, else the
     median over runs of its first metric per group and x."""
     table = summarise(runs, spec)
-    blocks = [section_text(lambda: ratios_markdown(ratios_to(table, spec), spec))] if spec.ratios else []
+    blocks = [ratios_text(table, spec)] if spec.ratios else []
     if spec.slopes:
         blocks.append(slopes_markdown(loglog_slopes(runs, spec, None)))
     if blocks:

@@ -12,7 +12,7 @@ import math
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
-from svmrepro.report.slopes import loglog_slopes
+from svmrepro.report.sections.slopes import loglog_slopes
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import paper_text, read_paper, summarise, x_label
 

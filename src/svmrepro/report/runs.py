@@ -69,24 +69,34 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values([c for c in ("tags.algorithm", "start_time") if c in out]).reset_index(drop=True)
 
 
-def write_runs(frame: pd.DataFrame, path: Path) -> None:
-    """Columns in a fixed order (MLflow returns them in none), so a rebuilt CSV does not churn."""
+def write_runs(frame: pd.DataFrame, path: Path) -> str:
+    """Columns in a fixed order (MLflow returns them in none), so a rebuilt CSV does not churn.
+
+    Returns the text written, which :func:`runs_table` turns into the table :func:`read_runs` would
+    read back, without reading the file."""
     first = [c for c in KEEP_COLUMNS if c in frame.columns]
     rest = sorted(c for c in frame.columns if c not in first and c not in STORE_COLUMNS)
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame[first + rest].to_csv(path, index=False)
+    text = frame[first + rest].to_csv(index=False)
+    path.write_text(text, encoding="utf-8")
+    return text
 
 
 def read_runs(path: Path) -> pd.DataFrame:
-    """The runs table written by :func:`write_runs`, checked first (:func:`check_rows`,
+    """The runs table written by :func:`write_runs` (:func:`runs_table` of the file's text)."""
+    if not path.is_file():
+        raise SvmReproError(f"no runs table at {path}: run svmrepro-reproduce without --from-csv first")
+    return runs_table(path, csv_text(path))
+
+
+def runs_table(path: Path, text: str) -> pd.DataFrame:
+    """The runs table the CSV ``text`` of the file ``path`` holds, checked first (:func:`check_rows`,
     :func:`check_configurations`, :func:`check_cells`).
 
     Params and tags are read as text, as MLflow holds them (``"None"``, ``"true"``), metrics as
     numbers; an empty metrics cell is NaN (the run did not log that metric).
     """
-    if not path.is_file():
-        raise SvmReproError(f"no runs table at {path}: run svmrepro-reproduce without --from-csv first")
-    records = csv_records(path)
+    records = csv_records(path, text)
     header = records[0][1]
     check_header(path, header)
     check_rows(path, header, records[1:])
@@ -99,18 +109,22 @@ def read_runs(path: Path) -> pd.DataFrame:
     return frame
 
 
-def csv_records(path: Path) -> list[tuple[int, list[str]]]:
-    """(first line, fields) of every record of the CSV file ``path``, the header first; a file that
-    is empty, not UTF-8 text or not CSV stops here."""
+def csv_text(path: Path) -> str:
+    """The text of the file ``path``; a file that is empty or not UTF-8 text stops here."""
     data = path.read_bytes()
     if not data.strip():
         raise SvmReproError(f"{path}: empty file, not a runs table")
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         byte = data[exc.start]
         raise SvmReproError(f"{path}, line {line}: byte {byte:#04x} is not UTF-8 text: not a runs table") from None
+
+
+def csv_records(path: Path, text: str) -> list[tuple[int, list[str]]]:
+    """(first line, fields) of every record of the CSV ``text`` of the file ``path``, the header
+    first; text that is binary or not CSV stops here."""
     if "\0" in text:
         line = text[: text.index("\0")].count("\n") + 1
         raise SvmReproError(f"{path}, line {line}: a NUL byte, so a binary file and not a runs table")

@@ -12,13 +12,14 @@ r"""The regeneration spec of one output, read from the ``report:`` node of its e
       paper: experiments/<paper>/<file>.csv   # the paper's numbers (optional)
       deviations: ["where our setup differs, in one line each"]
       include: [<paper>/<id>]          # optional: runs of other experiments shown beside this one's
-      slopes: [{y: fit_time_s, x: params.dataset.n_train}]   # optional: log-log slopes (report/slopes.py)
-      ratios: {metric: fit_time_s, to: svr}   # optional: each group's mean / the reference group's, per x (table and ratio panel)
-      paired: {metric: test_error, a: svc, b: xtrain, by: params.seed}   # optional: paired t-test (report/paired.py)
       summary_row: mean                # optional: a row per group averaging its x values
       rows_from_metrics: '(?P<row>step\d\.\w+)\.(?P<metric>\w+)'   # optional, see below
-      scatter: {key: points, sets: {potential_sv: o, sv_full: x}}     # optional, see below
-      surface: true                    # optional: decision surfaces (report/surface.py)
+      # optional keys of the page's sections (report/sections/<key>.py), in page order:
+      scatter: {key: points, sets: {potential_sv: o, sv_full: x}}     # see below
+      surface: true                    # decision surfaces
+      paired: {metric: test_error, a: svc, b: xtrain, by: params.seed}   # paired t-test per x
+      ratios: {metric: fit_time_s, to: svr}   # each group's mean / the reference group's, per x
+      slopes: [{y: fit_time_s, x: params.dataset.n_train}]   # log-log slopes per group
 
 ``rows_from_metrics`` turns each run into several rows: every logged metric whose name matches
 the regular expression (named groups ``row`` and ``metric``) becomes the value of
@@ -32,23 +33,29 @@ its matplotlib marker (a filled marker such as ``o`` is drawn hollow and large).
 copied into ``<id>.points.json`` beside the runs CSV, so ``--from-csv`` redraws the picture.
 
 A wrong node stops with one :class:`~svmrepro.errors.ConfigError` line that names the experiment's
-YAML file, the key and what it must hold. The node's shape is the dataclass :class:`ReportNode`, an
-OmegaConf structured config: merging the YAML into it refuses unknown keys and values of the wrong
-type; the checks that span keys (a ratio's metric is reported, the regex has its groups) follow.
+YAML file, the key and what it must hold. The node's shape is the dataclass :func:`report_node`, an
+OmegaConf structured config of :class:`BaseNode`'s keys and each section's own key
+(:mod:`svmrepro.report.sections`): merging the YAML into it refuses unknown keys and values of the
+wrong type; the checks that span keys (the regex has its groups; a section's, e.g. a ratio's metric
+is reported) follow.
 """
 
 from __future__ import annotations
 
+import copy
 import re
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, make_dataclass
+from functools import cache
 from pathlib import Path
-from typing import Dict, List, Optional, get_args, get_origin, get_type_hints
+from typing import Any, List, Optional, get_args, get_origin, get_type_hints
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from svmrepro.errors import ConfigError
 from svmrepro.locations import config_dirs, data_file
+from svmrepro.report.sections import section_options
 
 
 #: summary rows a report can add per group (``x`` of the row = its name)
@@ -65,34 +72,9 @@ def _expects(text: str, **default):
 
 
 @dataclass
-class SlopeNode:
-    y: str = MISSING
-    x: str = MISSING
-
-
-@dataclass
-class RatiosNode:
-    metric: str = MISSING
-    to: str = MISSING
-
-
-@dataclass
-class PairedNode:
-    metric: str = MISSING
-    a: str = MISSING
-    b: str = MISSING
-    by: str = MISSING
-
-
-@dataclass
-class ScatterNode:
-    sets: Dict[str, str] = MISSING
-    key: str = "points"
-
-
-@dataclass
-class ReportNode:
-    """Schema of an experiment's ``report:`` node (the module docstring shows every key in use)."""
+class BaseNode:
+    """The keys of an experiment's ``report:`` node that the output's table and figure read (the
+    module docstring shows every key in use); :func:`report_node` adds the sections' keys."""
 
     title: str = _expects("a title string", default=MISSING)
     x: str = _expects("a column of the runs table, e.g. params.dataset.n_train", default=MISSING)
@@ -105,21 +87,32 @@ class ReportNode:
     paper: Optional[str] = _expects("a path such as experiments/<paper>/<file>.csv", default=None)
     deviations: List[str] = _expects("a list of strings, one per difference", default_factory=list)
     include: List[str] = _expects("a list of experiments <paper>/<id>", default_factory=list)
-    slopes: List[SlopeNode] = _expects("a list of {y: <metric>, x: <column>}", default_factory=list)
-    ratios: Optional[RatiosNode] = _expects("{metric: <metric>, to: <group>}", default=None)
-    paired: Optional[PairedNode] = _expects("{metric: <metric>, a: <group>, b: <group>, by: <column>}", default=None)
     summary_row: Optional[str] = _expects(f"one of: {', '.join(SUMMARY_ROWS)}", default=None)
     rows_from_metrics: Optional[str] = _expects("a regular expression with the groups (?P<row>) and (?P<metric>)",
                                                 default=None)
-    scatter: Optional[ScatterNode] = _expects("{key: <diagnostics key>, sets: {<set>: <marker>}}", default=None)
-    surface: bool = _expects("true or false", default=False)
 
 
-EXPECTS = {f.name: f.metadata["expects"] for f in fields(ReportNode)}
-#: keys whose wrong values OmegaConf lets through: it turns ``"yes"`` into true and ``[1]`` into
-#: text, and keeps a list entry that YAML reads as a mapping (``- the paper's time: 3 s``)
-_STRICT = {name: kind for name, kind in get_type_hints(ReportNode).items()
-           if kind is bool or (get_origin(kind) is list and get_args(kind) == (str,))}
+@cache
+def report_node() -> type:
+    """Schema of an experiment's ``report:`` node: :class:`BaseNode` and each section's key."""
+    added = [(option.key, option.kind,
+              _expects(option.expects, default_factory=lambda default=option.default: copy.deepcopy(default)))
+             for _, option in section_options().values()]
+    return make_dataclass("ReportNode", added, bases=(BaseNode,))
+
+
+@cache
+def expects() -> dict[str, str]:
+    """What each key of the ``report:`` node holds, in words."""
+    return {f.name: f.metadata["expects"] for f in fields(report_node())}
+
+
+@cache
+def _strict() -> dict[str, Any]:
+    """Keys whose wrong values OmegaConf lets through: it turns ``"yes"`` into true and ``[1]`` into
+    text, and keeps a list entry that YAML reads as a mapping (``- the paper's time: 3 s``)."""
+    return {name: kind for name, kind in get_type_hints(report_node()).items()
+            if kind is bool or (get_origin(kind) is list and get_args(kind) == (str,))}
 
 
 def _is_strictly(value, kind) -> bool:
@@ -153,17 +146,18 @@ class ReportSpec:
     paper: str | None = None
     deviations: tuple[str, ...] = field(default_factory=tuple)
     include: tuple[str, ...] = ()
-    #: (y metric, x column) pairs whose log-log slope per group the output reports
-    slopes: tuple[tuple[str, str], ...] = ()
-    #: (metric, reference group) for a table of ratios to that group at each x
-    ratios: tuple[str, str] | None = None
-    #: (metric, group a, group b, pairing column) for a paired comparison of b against a per x
-    paired: tuple[str, str, str, str] | None = None
     summary_row: str | None = None
     rows_from_metrics: str | None = None
-    scatter: ScatterSpec | None = None
-    #: draw each group's decision surface from its runs' ``surface.json`` artifacts
-    surface: bool = False
+    #: each section's value by its key (``spec.<key>`` reads it, or the section's value when unset),
+    #: e.g. ``{"ratios": ("fit_time_s", "svc")}`` (:mod:`svmrepro.report.sections`)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str):
+        # only names that are no field come here: a section's key
+        if name.startswith("__") or name not in section_options():
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        _, option = section_options()[name]
+        return self.options.get(name, option.unset)
 
     @property
     def paper_id(self) -> str:
@@ -202,17 +196,18 @@ def shown(value) -> str:
 
 
 def _wrong(where: str, key: str, value) -> str:
-    return f"{where}: report.{key} must be {EXPECTS[key]}, got {shown(value)}"
+    return f"{where}: report.{key} must be {expects()[key]}, got {shown(value)}"
 
 
-def _merged(where: str, node: dict) -> ReportNode:
-    """``node`` merged key by key into :class:`ReportNode`, so each failure names its top-level key."""
-    schema = OmegaConf.structured(ReportNode)
-    unknown = sorted(map(str, set(node) - set(EXPECTS)))
+def _merged(where: str, node: dict):
+    """``node`` merged key by key into :func:`report_node`, so each failure names its top-level key."""
+    schema = OmegaConf.structured(report_node())
+    unknown = sorted(map(str, set(node) - set(expects())))
     if unknown:
-        raise ConfigError(f"{where}: report.{unknown[0]} is not a report key; allowed: {', '.join(EXPECTS)}")
+        raise ConfigError(f"{where}: report.{unknown[0]} is not a report key; allowed: {', '.join(expects())}")
+    strict = _strict()
     for key, value in node.items():
-        if key in _STRICT and not _is_strictly(value, _STRICT[key]):
+        if key in strict and not _is_strictly(value, strict[key]):
             raise ConfigError(_wrong(where, key, value))
         try:
             schema.merge_with({key: value})
@@ -223,30 +218,15 @@ def _merged(where: str, node: dict) -> ReportNode:
     missing = sorted(OmegaConf.missing_keys(schema))
     if missing:
         key = re.split(r"[.\[]", missing[0])[0]
-        hint = "" if missing[0] == key else f"; report.{key} must be {EXPECTS[key]}"
+        hint = "" if missing[0] == key else f"; report.{key} must be {expects()[key]}"
         raise ConfigError(f"{where}: report.{missing[0]} is missing{hint}")
     return OmegaConf.to_object(schema)
 
 
-def _scatter(where: str, node: ScatterNode) -> ScatterSpec:
-    from matplotlib.markers import MarkerStyle  # only experiments with a scatter pay for the import
-
-    if not node.sets:
-        raise ConfigError(f"{where}: report.scatter.sets must map each index set to a marker, e.g. {{sv: o}}")
-    for name, marker in node.sets.items():
-        if marker not in MarkerStyle.markers:
-            raise ConfigError(f"{where}: report.scatter.sets.{name}={marker!r} is not a matplotlib marker")
-    return ScatterSpec(sets=tuple(node.sets.items()), key=node.key)
-
-
-def _check(where: str, node: ReportNode) -> None:
-    """The rules a type cannot say."""
+def _check(where: str, node: BaseNode) -> None:
+    """The rules a type cannot say (each section checks its own key's: its ``configure``)."""
     if not node.metrics:
-        raise ConfigError(f"{where}: report.metrics must be {EXPECTS['metrics']}, got the list []")
-    for option in ("ratios", "paired"):  # their metric is summarised, so check_columns covers it
-        compared = getattr(node, option)
-        if compared and compared.metric not in node.metrics:
-            raise ConfigError(f"{where}: report.{option} compares {compared.metric!r}, which is not in report.metrics")
+        raise ConfigError(f"{where}: report.metrics must be {expects()['metrics']}, got the list []")
     if node.summary_row not in (None, *SUMMARY_ROWS):
         raise ConfigError(f"{where}: report.summary_row={node.summary_row!r}; allowed: {', '.join(SUMMARY_ROWS)}")
     if node.rows_from_metrics is not None:
@@ -279,9 +259,6 @@ def spec_from_config(experiment: str, report: DictConfig | dict | None) -> Repor
         experiment=experiment, title=node.title, x=node.x, metrics=tuple(node.metrics), group=node.group,
         x_label=node.x_label, group_label=node.group_label, logx=node.logx, logy=tuple(node.logy), paper=node.paper,
         deviations=tuple(node.deviations), include=tuple(node.include),
-        slopes=tuple((fit.y, fit.x) for fit in node.slopes),
-        ratios=(node.ratios.metric, node.ratios.to) if node.ratios else None,
-        paired=(node.paired.metric, node.paired.a, node.paired.b, node.paired.by) if node.paired else None,
         summary_row=node.summary_row, rows_from_metrics=node.rows_from_metrics,
-        scatter=_scatter(where, node.scatter) if node.scatter else None, surface=node.surface,
+        options={key: module.configure(where, node) for key, (module, _) in section_options().items()},
     )

@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from svmrepro.errors import SvmReproError
+from svmrepro.report.stats import Interval
 
-LEVEL = 0.95
 GROUP_COLUMN = "tags.algorithm"
 SEED_COLUMN = "tags.seed"
 
@@ -53,15 +52,10 @@ class Estimate:
             out += f", d = {self.effect:.2g}"
         return out + ")"
 
-
-def t_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``values`` and its two-sided t interval (NaN ends below two values)."""
-    values = np.asarray(values, float)
-    mean = float(values.mean()) if values.size else float("nan")
-    if values.size < 2:
-        return mean, float("nan"), float("nan")
-    half = stats.t.ppf(0.5 + LEVEL / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
-    return mean, mean - half, mean + half
+    @classmethod
+    def of(cls, statistic: str, interval: Interval, runs: pd.DataFrame, unit: str = "runs", **tested) -> Estimate:
+        """The estimate a primitive reports from an interval of :mod:`svmrepro.report.stats`."""
+        return cls(statistic, interval.value, interval.low, interval.high, interval.n, runs, unit, **tested)
 
 
 def column(runs: pd.DataFrame, name: str, where: str) -> pd.Series:

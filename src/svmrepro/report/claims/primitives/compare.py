@@ -19,16 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-import numpy as np
 import pandas as pd
 from omegaconf import MISSING
-from scipy import stats
 
 from svmrepro.errors import SvmReproError
-from svmrepro.report.claims.estimate import (
-    SEED_COLUMN, Estimate, column, group_column, group_runs, metric, select, t_interval,
-)
+from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate, column, group_column, group_runs, metric, select
 from svmrepro.report.claims.selection import Selection
+from svmrepro.report.stats import paired
 
 STATS = ("ratio", "difference")
 #: the keys of a side given as a mapping
@@ -109,17 +106,6 @@ def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:
     named = metric_b if metric_a == metric_b else f"{metric_b} / {metric_a}"
     symbol = "/" if stat == "ratio" else "-"
     statistic = f"{named}: {group_b} {symbol} {group_a}"
-    if stat == "ratio":
-        usable = pairs[(pairs["a"] > 0) & (pairs["b"] > 0)]
-        diffs = np.log(usable["b"] / usable["a"]).to_numpy()
-    else:
-        diffs = (pairs["b"] - pairs["a"]).to_numpy()
-    mean, low, high = t_interval(diffs)
-    spread = diffs.std(ddof=1) if diffs.size >= 2 else np.nan
-    p_value = stats.ttest_1samp(diffs, 0.0).pvalue if diffs.size >= 2 and spread > 0 else np.nan
-    effect = mean / spread if diffs.size >= 2 and spread > 0 else np.nan
-    if stat == "ratio":
-        mean, low, high = np.exp([mean, low, high])
+    compared = paired(pairs["a"], pairs["b"], ratio=stat == "ratio")
     used = kept[kept[group_column(test)].astype(str).isin([group_a, group_b])]
-    return Estimate(statistic, float(mean), float(low), float(high), int(diffs.size), used, "pairs",
-                    float(p_value), float(effect))
+    return Estimate.of(statistic, compared, used, "pairs", p_value=compared.p_value, effect=compared.effect)

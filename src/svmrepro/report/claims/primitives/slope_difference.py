@@ -17,11 +17,9 @@ another output's runs table as it stands, and two methods' times may be compared
 (``a: {group: svc, metric: fit_cpu_s}, b: {group: cascade_svc, metric: critical_path_cpu_s}``). ``where``
 and ``at`` select the runs of both sides; ``at`` picks values of ``at_column`` (``x`` unless given),
 so a slope against a measured ``x`` can still be restricted to the sizes where fixed overhead does
-not dominate. Each slope is least squares of log y on log x (``scipy.stats.linregress``). The two
-fits are independent, so the difference's standard error is the root of the sum of their squared
-standard errors, and its 95 % interval and two-sided p-value use Student's t with the
-Welch-Satterthwaite degrees of freedom, ``(s_a^2 + s_b^2)^2 / (s_a^4 / (n_a - 2) + s_b^4 / (n_b - 2))``
-(each slope has ``n - 2``), as Welch's test does for two means.
+not dominate. Each slope is least squares of log y on log x; the two fits are independent, and the difference's
+interval and p-value are :func:`svmrepro.report.stats.loglog_slope_difference`'s (Student's t on the
+Welch-Satterthwaite degrees of freedom).
 """
 
 from __future__ import annotations
@@ -34,11 +32,11 @@ import numpy as np
 import pandas as pd
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-from scipy import stats
 
 from svmrepro.errors import ConfigError
-from svmrepro.report.claims.estimate import LEVEL, Estimate, column, group_runs, metric, select
+from svmrepro.report.claims.estimate import Estimate, column, group_runs, metric, select
 from svmrepro.report.claims.selection import Selection
+from svmrepro.report.stats import loglog_slope_difference
 
 
 @dataclass
@@ -74,14 +72,6 @@ class Test(Selection):
                 for name, side in self.sides() if side.output is None and (side.metric or self.metric)]
 
 
-@dataclass
-class _Fit:
-    slope: float
-    stderr: float
-    n: int
-    runs: pd.DataFrame
-
-
 def outputs(test: dict) -> list[str | None]:
     """The outputs whose runs the test reads, ``a``'s then ``b``'s (None: the claim's own)."""
     return [side.get("output") if isinstance(side, dict) else None for side in (test.get("a"), test.get("b"))]
@@ -96,17 +86,11 @@ def _checked(test: dict, where: str) -> dict:
         raise ConfigError(f"{where}{key}: {str(exc).splitlines()[0]}") from None
 
 
-def _fit(runs: pd.DataFrame, test: dict, side: str, where: str) -> _Fit:
+def _points(runs: pd.DataFrame, test: dict, side: str, where: str) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     chosen = {"where": test.get("where"), "at": test.get("at"), "x": test.get("at_column", test["x"])}
     mine = group_runs(select(runs, chosen, where), test, test[side]["group"], where)
     xs = pd.to_numeric(column(mine, test["x"], where), errors="coerce").to_numpy(float)
-    ys = metric(mine, _metric(test, side, where), where).to_numpy(float)
-    usable = (xs > 0) & (ys > 0)
-    xs, ys = np.log(xs[usable]), np.log(ys[usable])
-    if xs.size < 3 or np.unique(xs).size < 2:
-        return _Fit(float("nan"), float("nan"), int(xs.size), mine)
-    fit = stats.linregress(xs, ys)
-    return _Fit(float(fit.slope), float(fit.stderr), int(xs.size), mine)
+    return xs, metric(mine, _metric(test, side, where), where).to_numpy(float), mine
 
 
 def _metric(test: dict, side: str, where: str) -> str:
@@ -124,18 +108,12 @@ def _name(test: dict, side: str) -> str:
 
 def evaluate(test: dict, runs: Mapping[str | None, pd.DataFrame], where: str) -> Estimate:
     test = _checked(test, where)
-    a, b = (_fit(runs[(test[side] or {}).get("output")], test, side, where) for side in ("a", "b"))
+    (xa, ya, read_a), (xb, yb, read_b) = (_points(runs[(test[side] or {}).get("output")], test, side, where)
+                                          for side in ("a", "b"))
     measured = test["metric"] or "time"
     statistic = f"log-log slope of {measured} vs {test['x'].split('.')[-1]}: {_name(test, 'b')} - {_name(test, 'a')}"
-    read = pd.concat([a.runs, b.runs], ignore_index=True)
+    read = pd.concat([read_a, read_b], ignore_index=True)
     if "run_id" in read:
         read = read.drop_duplicates("run_id")
-    value = b.slope - a.slope
-    variance = a.stderr ** 2 + b.stderr ** 2
-    if not np.isfinite(value) or not variance > 0:
-        return Estimate(statistic, value, float("nan"), float("nan"), a.n + b.n, read)
-    df = variance ** 2 / (a.stderr ** 4 / (a.n - 2) + b.stderr ** 4 / (b.n - 2))
-    half = stats.t.ppf(0.5 + LEVEL / 2, df) * np.sqrt(variance)
-    p_value = 2 * stats.t.sf(abs(value) / np.sqrt(variance), df)
-    return Estimate(statistic, float(value), float(value - half), float(value + half), a.n + b.n, read,
-                    p_value=float(p_value))
+    found = loglog_slope_difference(xa, ya, xb, yb)
+    return Estimate(statistic, found.value, found.low, found.high, found.n, read, p_value=found.p_value)

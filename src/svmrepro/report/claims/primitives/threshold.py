@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from svmrepro.report.claims.estimate import Estimate, group_runs, metric, select, t_interval
+from svmrepro.report.claims.estimate import Estimate, group_runs, metric, select
 from svmrepro.report.claims.selection import OneGroup
+from svmrepro.report.stats import t_interval
 
 
 @dataclass
@@ -25,5 +26,4 @@ class Test(OneGroup):
 def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:
     mine = group_runs(select(runs, test, where), test, test.get("group"), where)
     values = metric(mine, test["metric"], where).dropna().to_numpy()
-    mean, low, high = t_interval(values)
-    return Estimate(f"mean {test['metric']} ({test.get('group')})", mean, low, high, int(values.size), mine)
+    return Estimate.of(f"mean {test['metric']} ({test.get('group')})", t_interval(values), mine)

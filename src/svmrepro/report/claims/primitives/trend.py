@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-from omegaconf import MISSING
 import pandas as pd
-from scipy import stats
+from omegaconf import MISSING
 
-from svmrepro.report.claims.estimate import LEVEL, Estimate, column, group_runs, metric, select
+from svmrepro.report.claims.estimate import Estimate, column, group_runs, metric, select
 from svmrepro.report.claims.selection import OneGroup
+from svmrepro.report.stats import rise
 
 
 @dataclass
@@ -34,15 +33,5 @@ def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:
     mine = group_runs(select(runs, test, where), test, test.get("group"), where)
     xs = pd.to_numeric(column(mine, test["x"], where), errors="coerce").to_numpy(float)
     ys = metric(mine, test["metric"], where).to_numpy(float)
-    usable = np.isfinite(xs) & np.isfinite(ys)
-    xs, ys = xs[usable], ys[usable]
     statistic = f"rise of {test['metric']} over {test['x'].split('.')[-1]} / its mean ({test.get('group')})"
-    if np.unique(xs).size < 2 or ys.mean() == 0:
-        return Estimate(statistic, float("nan"), float("nan"), float("nan"), int(xs.size), mine)
-    fit = stats.linregress(xs, ys)
-    scale = (xs.max() - xs.min()) / abs(ys.mean())
-    value = fit.slope * scale
-    if xs.size < 3:
-        return Estimate(statistic, float(value), float("nan"), float("nan"), int(xs.size), mine)
-    half = stats.t.ppf(0.5 + LEVEL / 2, xs.size - 2) * fit.stderr * scale
-    return Estimate(statistic, float(value), float(value - half), float(value + half), int(xs.size), mine)
+    return Estimate.of(statistic, rise(xs, ys), mine)

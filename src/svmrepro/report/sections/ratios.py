@@ -6,10 +6,37 @@ group's mean at the same x; both means come from the same sweep, on the same mac
 
 from __future__ import annotations
 
-import pandas as pd
+from dataclasses import dataclass
+from typing import Optional
 
-from svmrepro.report.missing import require_runs
+import pandas as pd
+from omegaconf import MISSING
+
+from svmrepro.errors import ConfigError
+from svmrepro.report.missing import require_runs, section_text
+from svmrepro.report.sections import Option, Page
 from svmrepro.report.spec import ReportSpec
+
+ORDER = 40
+
+
+@dataclass
+class RatiosNode:
+    metric: str = MISSING
+    to: str = MISSING
+
+
+OPTION = Option("ratios", Optional[RatiosNode], None, "{metric: <metric>, to: <group>}")
+
+
+def configure(where: str, node) -> tuple[str, str] | None:
+    """(metric, reference group) for a table of ratios to that group at each x."""
+    asked = node.ratios
+    if asked is None:
+        return None
+    if asked.metric not in node.metrics:  # a summarised metric, so check_columns covers it
+        raise ConfigError(f"{where}: report.ratios compares {asked.metric!r}, which is not in report.metrics")
+    return asked.metric, asked.to
 
 
 def ratios_to(table: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
@@ -31,3 +58,14 @@ def ratios_markdown(ratios: pd.DataFrame, spec: ReportSpec) -> str:
     for x, row in ratios.iterrows():
         lines.append(f"| {x:g} | " + " | ".join("—" if pd.isna(v) else f"{v:.3g}" for v in row) + " |")
     return f"{metric}, mean over seeds, as a ratio to {reference}:\n\n" + "\n".join(lines)
+
+
+def ratios_text(table: pd.DataFrame, spec: ReportSpec) -> str:
+    """The ratios as Markdown, or the line saying why there are none."""
+    return section_text(lambda: ratios_markdown(ratios_to(table, spec), spec))
+
+
+def lines(page: Page) -> list[str]:
+    if not page.spec.ratios:
+        return []
+    return ["", "## Ratios", "", ratios_text(page.table, page.spec)]

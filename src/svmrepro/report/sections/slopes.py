@@ -1,18 +1,41 @@
 """Scaling factors: the slope of log y on log x over the runs of each group.
 
 Laskov (1999) reports how training time scales as "the slope of a log-log fit" against the number
-of examples and of unbounded SVs; ``report.slopes`` asks for the same fit, e.g.
+of examples and of unbounded SVs; ``report.slopes`` asks for the same fit
+(:func:`svmrepro.report.stats.loglog_fit`), e.g.
 ``slopes: [{y: fit_time_s, x: params.dataset.n_train}, {y: fit_time_s, x: metrics.n_free_sv}]``.
 A paper value sits in the paper file as metric ``<y>_loglog_slope_vs_<last part of x>`` with a blank x.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import List
+
 import numpy as np
 import pandas as pd
+from omegaconf import MISSING
 
 from svmrepro.errors import SvmReproError
+from svmrepro.report.sections import Option, Page
 from svmrepro.report.spec import ReportSpec
+from svmrepro.report.stats import loglog_fit
+
+ORDER = 50
+
+
+@dataclass
+class SlopeNode:
+    y: str = MISSING
+    x: str = MISSING
+
+
+OPTION = Option("slopes", List[SlopeNode], [], "a list of {y: <metric>, x: <column>}", unset=())
+
+
+def configure(where: str, node) -> tuple[tuple[str, str], ...]:
+    """(y metric, x column) pairs whose log-log slope per group the output reports."""
+    return tuple((fit.y, fit.x) for fit in node.slopes)
 
 
 def slope_name(y: str, x: str) -> str:
@@ -30,11 +53,10 @@ def loglog_slopes(runs: pd.DataFrame, spec: ReportSpec, paper: pd.DataFrame | No
         name = slope_name(y, x)
         groups = runs.groupby(runs[spec.group].astype(str), sort=True)
         for group, members in groups:
-            xs = pd.to_numeric(members[x], errors="coerce").to_numpy(float)
-            ys = pd.to_numeric(members[f"metrics.{y}"], errors="coerce").to_numpy(float)
-            usable = (xs > 0) & (ys > 0)
-            ours = np.polyfit(np.log(xs[usable]), np.log(ys[usable]), 1)[0] if np.unique(xs[usable]).size >= 2 else np.nan
-            rows.append({"group": group, "slope": name, "ours": ours, "runs": int(usable.sum()), "paper": _paper(paper, group, name)})
+            fit = loglog_fit(pd.to_numeric(members[x], errors="coerce"),
+                             pd.to_numeric(members[f"metrics.{y}"], errors="coerce"))
+            rows.append({"group": group, "slope": name, "ours": fit.value, "runs": fit.n,
+                         "paper": _paper(paper, group, name)})
         without_runs = [] if paper is None else paper.loc[paper["metric"] == name, "group"].astype(str)
         rows += [{"group": group, "slope": name, "ours": np.nan, "runs": 0, "paper": _paper(paper, group, name)}
                  for group in dict.fromkeys(without_runs) if group not in groups.groups]
@@ -57,3 +79,10 @@ def slopes_markdown(slopes: pd.DataFrame) -> str:
         f"| {r.group} | {r.slope} | {r.runs} | {cell(r.ours)} | {cell(r.paper)} |" for r in slopes.itertuples()
     ]
     return "\n".join(lines)
+
+
+def lines(page: Page) -> list[str]:
+    if not page.spec.slopes:
+        return []
+    return ["", "## Log-log slopes (least squares of log y on log x over each group's runs)", "",
+            slopes_markdown(loglog_slopes(page.runs, page.spec, page.paper))]

@@ -1,19 +1,48 @@
 """Paired comparison of two groups over runs that share x and a pairing key (e.g. the seed).
 
 ``report.paired: {metric: test_error, a: svc, b: cross_training_cv, by: params.seed}`` gives, per x,
-the mean of b - a over the pairs and the p-value of a two-sided paired t-test (scipy), so a table
-says whether a difference between two methods on the same splits is larger than the split noise.
+the mean of b - a over the pairs and the p-value of a two-sided paired t-test
+(:func:`svmrepro.report.stats.paired`), so a table says whether a difference between two methods on
+the same splits is larger than the split noise.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-from scipy.stats import ttest_rel
+from dataclasses import dataclass
+from typing import Optional
 
-from svmrepro.report.missing import require_runs
+import pandas as pd
+from omegaconf import MISSING
+
+from svmrepro.errors import ConfigError
+from svmrepro.report.missing import require_runs, section_text
+from svmrepro.report.sections import Option, Page
 from svmrepro.report.spec import ReportSpec
+from svmrepro.report.stats import paired
 from svmrepro.report.tables import numeric_or_text
+
+ORDER = 30
+
+
+@dataclass
+class PairedNode:
+    metric: str = MISSING
+    a: str = MISSING
+    b: str = MISSING
+    by: str = MISSING
+
+
+OPTION = Option("paired", Optional[PairedNode], None, "{metric: <metric>, a: <group>, b: <group>, by: <column>}")
+
+
+def configure(where: str, node) -> tuple[str, str, str, str] | None:
+    """(metric, group a, group b, pairing column) for a paired comparison of b against a per x."""
+    asked = node.paired
+    if asked is None:
+        return None
+    if asked.metric not in node.metrics:  # a summarised metric, so check_columns covers it
+        raise ConfigError(f"{where}: report.paired compares {asked.metric!r}, which is not in report.metrics")
+    return asked.metric, asked.a, asked.b, asked.by
 
 
 def paired_differences(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
@@ -29,10 +58,9 @@ def paired_differences(runs: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
         if a not in block or b not in block:
             continue
         pairs = block[[a, b]].dropna()
-        diff = (pairs[b] - pairs[a]).to_numpy()
-        p_value = ttest_rel(pairs[b], pairs[a]).pvalue if len(pairs) >= 2 and np.any(diff != diff[0]) else np.nan
-        rows.append({"x": x, "pairs": len(pairs), "mean_diff": diff.mean() if len(diff) else np.nan,
-                     "std_diff": diff.std(ddof=1) if len(diff) >= 2 else np.nan, "p_value": p_value})
+        compared = paired(pairs[a], pairs[b])
+        rows.append({"x": x, "pairs": compared.n, "mean_diff": compared.value, "std_diff": compared.std,
+                     "p_value": compared.p_value})
     return pd.DataFrame(rows, columns=["x", "pairs", "mean_diff", "std_diff", "p_value"])
 
 
@@ -49,3 +77,10 @@ def paired_markdown(table: pd.DataFrame, spec: ReportSpec) -> str:
         for r in table.itertuples()
     ]
     return "\n".join(lines)
+
+
+def lines(page: Page) -> list[str]:
+    if not page.spec.paired:
+        return []
+    return ["", "## Paired comparison", "",
+            section_text(lambda: paired_markdown(paired_differences(page.runs, page.spec), page.spec))]
