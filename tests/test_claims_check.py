@@ -91,7 +91,7 @@ def _replace(old, new):
     ("cascade", _replace("metric: n_sv, a: svc, b: cascade_svc, stat: ratio}", "metric: n_sv, a: svm, b: cascade_svc, stat: ratio}"),
      "table1_fewer_svs.test.a: 'svm' is no value of tags.algorithm in the sweep of cascade/table1; valid: bench_parallel_cascade, cascade_svc, svc"),
     ("cascade", _replace("metric: critical_path_cpu_s}", "metric: critical_path_cpu}"),
-     "central_faster_in_parallel.test.b.metric: 'critical_path_cpu' is not a metric the runs of cascade/scaling log"),
+     "table1_faster_critical_path.test.b.metric: 'critical_path_cpu' is not a metric the runs of cascade/table1 log"),
     ("cross_training", _replace("where: {tags.label: forest_200000}", "where: {tags.label: forest_20000}"),
      "table1_forest200000_faster.test.where.tags.label: 'forest_20000' is no value of tags.label"),
     ("cross_training", _replace("x: params.dataset.label_noise", "x: params.dataset.noise"),

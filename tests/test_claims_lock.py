@@ -119,6 +119,15 @@ def test_a_change_to_the_outputs_experiment_config_fails_the_lock_but_its_page_t
                                     f"and re-lock with `{COMMAND} toy`"]
 
 
+def test_the_quick_and_smoke_settings_are_not_locked_the_full_sweep_is(toy):
+    config = toy / "conf" / "experiment" / "toy" / "table1.yaml"
+    config.write_text("seed: 1\nsweep: {quick: {seed: 3}}\nsmoke: {n: 20}\nreport: {title: Table 1}\n")
+    assert lock_problems("toy") == []
+    config.write_text("seed: 1\nsweep: {quick: {seed: 3}, full: {seed: '1,2'}}\nreport: {title: Table 1}\n")
+    assert lock_problems("toy") == [f"toy: faster changed since it was locked (output_config): add an amendment "
+                                    f"and re-lock with `{COMMAND} toy`"]
+
+
 def test_the_writer_refuses_an_unamended_change_and_writes_nothing(toy, capsys):
     before = lock_path("toy").read_text()
     edit(("expect: {below: 0.6}", "expect: {below: 0.5}"))

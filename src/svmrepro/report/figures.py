@@ -123,7 +123,9 @@ def draw(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec,
         if _draw_ours(ax, table, metric, styles, axis, ours):
             ours[ERROR_BARS] = Line2D([], [], color="0.3", marker="|", ms=11, mew=1.2, ls="none")
         at_edge = paper is not None and _draw_paper(ax, paper[paper["metric"] == metric], styles, axis, papers)
-        log_y = metric in spec.logy or spans_decades(_panel_values(table, paper, metric))
+        values = np.asarray(_panel_values(table, paper, metric), float)
+        # a forced log axis needs a positive value to show (a smoke run may log zeros only)
+        log_y = (metric in spec.logy and bool((values > 0).any())) or spans_decades(values)
         _format_x(ax, table, spec, axis)
         if at_edge:
             _room_at_right(ax, axis.log)
@@ -135,9 +137,12 @@ def draw(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec,
         ax = axes.flat[len(spec.metrics)]
         values = draw_ratios(ax, table, paper, list(ratios), axis.centre, ours,
                              dodge=min(0.8 / len(ratios), 0.22) if axis.categorical else 0.0)
-        _format_x(ax, table, spec, axis)
-        _format_y(ax, "ratio", log=spans_decades(values))
-        ax.grid(alpha=0.3)
+        if np.isfinite(np.asarray(values, float)).any():
+            _format_x(ax, table, spec, axis)
+            _format_y(ax, "ratio", log=spans_decades(values))
+            ax.grid(alpha=0.3)
+        else:  # no x with both groups (a smoke run): no ratio to draw
+            _say_empty(ax, "ratio")
     for ax in axes.flat[n_panels:]:
         ax.set_visible(False)
     _legend(axes[0][n_cols - 1], ours, papers, styles, spec)

@@ -35,6 +35,8 @@ from svmrepro.report.claims.schema import CHANGES, CLAIMS_FILE, Claim, Region, c
 
 LOCK_FILE = "claims.lock.yaml"
 COMMAND = "python -m svmrepro.report.claims.relock"
+#: the mode whose outputs are committed and judged
+FULL_MODE = "full"
 HEADER = f"""\
 # The pre-registration lock of this paper's claims (claims.yaml), written by `{COMMAND}`, never by hand.
 # Per claim: the commit that registered it, the amendments it had when locked, and a sha256 of what it
@@ -74,15 +76,20 @@ def _digest(value) -> str:
 
 def experiment_config(name: str) -> dict | None:
     """``conf/experiment/<name>.yaml`` parsed, with the experiment files its defaults include (by their
-    names, under ``defaults``), the way the sweep sees them: the page's presentation (``report``) is
-    left out, save ``report.include``, which brings another experiment's runs into the output. None
-    when no config folder has the file."""
+    names, under ``defaults``), the way the full sweep sees them: the page's presentation (``report``) is
+    left out, save ``report.include``, which brings another experiment's runs into the output; so are
+    the sweeps of other modes than ``full`` and the ``smoke`` overrides, which decide no committed output
+    (claims are judged on the full mode's). None when no config folder has the file."""
     path = next((root / "experiment" / f"{name}.yaml" for root in config_dirs()
                  if (root / "experiment" / f"{name}.yaml").is_file()), None)
     if path is None:
         return None
     config = OmegaConf.to_container(OmegaConf.load(path)) or {}  # read as Hydra reads it
     report = config.pop("report", None) or {}
+    config.pop("smoke", None)
+    full = (config.pop("sweep", None) or {}).get(FULL_MODE)
+    if full is not None:
+        config["sweep"] = {FULL_MODE: full}
     if "include" in report:
         config["report"] = {"include": report["include"]}
     included = [entry.removeprefix("/experiment/") for entry in config.get("defaults") or []
