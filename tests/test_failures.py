@@ -41,18 +41,20 @@ def test_a_bad_value_fails_each_job_with_its_reason_recorded_and_printed(tmp_pat
     assert "Traceback" not in done.stderr and "no error recorded" not in done.stderr
     recorded = {event["job"]: event["line"]
                 for event in map(json.loads, (sweep_dir / "failures.jsonl").read_text().splitlines())}
-    assert sorted(recorded) == [0, 1]
+    assert sorted(recorded) == [0, 1, 2]  # the quick sweep's rows: svc, the cascade, the cascade on 2 cores
     assert "algorithm.C=-1" in recorded[0] and recorded[0].endswith(
         ": ConfigError: algorithm.C=-1 is invalid: The 'C' parameter of SVC must be a float in the range (0.0, inf]. "
         "Got -1 instead.")
     assert recorded[1].endswith(": ConfigCompositionException: Could not override 'algorithm.estimator.C'. "
                                 "Key 'estimator' is not in struct")
-    assert [line.strip() for line in _summary(done.stderr)] == [recorded[0], recorded[1]]
+    assert recorded[2].endswith(": ConfigCompositionException: Could not override "
+                                "'algorithm.estimator.estimator.C'. Key 'estimator' is not in struct")
+    assert [line.strip() for line in _summary(done.stderr)] == [recorded[0], recorded[1], recorded[2]]
     # no run exists for a job that failed before fitting: the sweep's run keeps the reasons
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     [sweep] = client.search_runs([client.get_experiment_by_name("cascade/table1").experiment_id],
                                  f"tags.`{KIND_TAG}` = '{SWEEP_KIND}'")
-    assert sweep.info.status == "FAILED" and sweep.data.tags["jobs.failed"] == "2"
+    assert sweep.info.status == "FAILED" and sweep.data.tags["jobs.failed"] == "3"
     assert sweep.data.tags[ERROR_MESSAGE_TAG] == recorded[0]
     kept = client.download_artifacts(sweep.info.run_id, "failures.txt", str(tmp_path))
-    assert open(kept).read().splitlines() == [recorded[0], recorded[1]]
+    assert open(kept).read().splitlines() == [recorded[0], recorded[1], recorded[2]]
