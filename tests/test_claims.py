@@ -17,14 +17,9 @@ from svmrepro.report.claims.scoreboard import write_scoreboard
 from svmrepro.report.claims.verdict import (
     INCONCLUSIVE, NOT_RUN, NOT_SUPPORTED, PARTLY, SUPPORTED, decide, judge,
 )
+from conftest import TOY_CLAIM_HEAD
 
-CLAIM = """\
-claims:
-  - id: faster
-    source: Table 1
-    claim: b trains faster than a
-    paper_says: half the time
-    output: toy/table1
+CLAIM = TOY_CLAIM_HEAD + """\
     test: {kind: compare, metric: fit_cpu_s, a: a, b: b, stat: ratio}
     expect: {below: 0.6}
     partly: {below: 1.0}

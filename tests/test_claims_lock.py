@@ -12,14 +12,9 @@ from svmrepro.locations import CONFIG_DIRS_ENV
 from svmrepro.report.claims.lock import COMMAND, lock_path, lock_problems, read_lock, relock, write_lock
 from svmrepro.report.claims.relock import main as relock_main
 from svmrepro.report.claims.schema import claims_path, load_claims, parse_claims
+from conftest import TOY_CLAIM_HEAD
 
-CLAIMS = """\
-claims:
-  - id: faster
-    source: Table 1
-    claim: b trains faster than a
-    paper_says: half the time
-    output: toy/table1
+CLAIMS = TOY_CLAIM_HEAD + """\
     test: {kind: compare, metric: fit_cpu_s, a: a, b: b, stat: ratio}
     expect: {below: 0.6}
     partly: {below: 1.0}

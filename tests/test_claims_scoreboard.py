@@ -10,15 +10,10 @@ from svmrepro.report.claims.lock import LockEntry, write_lock
 from svmrepro.report.claims.scoreboard import claims_section, judge_all, write_scoreboard
 from svmrepro.report.claims.scoreboard_csv import COLUMNS
 from svmrepro.report.claims.schema import load_claims
+from conftest import TOY_CLAIM_HEAD
 
 REGISTERED = "ce7a12ffe065ee73b3b72fff47cc69e51a9dd9e5"
-CLAIMS = """\
-claims:
-  - id: faster
-    source: Table 1
-    claim: b trains faster than a
-    paper_says: half the time
-    output: toy/table1
+CLAIMS = TOY_CLAIM_HEAD + """\
     test: {kind: compare, metric: fit_cpu_s, a: a, b: b, stat: ratio}
     expect: {below: 0.6}
     partly: {between: [0.0, 1.0]}

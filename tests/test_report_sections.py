@@ -17,6 +17,7 @@ from svmrepro.report import build_output
 from svmrepro.report.claims.scoreboard import write_scoreboard
 from svmrepro.report.sections import page_sections, section_options
 from svmrepro.report.spec import spec_from_config
+from conftest import TOY_CLAIM_HEAD
 
 NODE = {"title": "t", "x": "params.dataset.n_train", "metrics": ["fit_cpu_s"]}
 
@@ -99,13 +100,7 @@ def test_without_the_module_its_key_is_unknown():
         spec_from_config("p/t", {**NODE, "notes": ["read me"]})
 
 
-CLAIMS = """\
-claims:
-  - id: faster
-    source: Table 1
-    claim: b trains faster than a
-    paper_says: half the time
-    output: toy/table1
+CLAIMS = TOY_CLAIM_HEAD + """\
     test: {kind: compare, metric: fit_cpu_s, a: a, b: b, stat: ratio, x: params.dataset.n_train}
     expect: {below: 0.6}
     partly: {below: 1.0}
