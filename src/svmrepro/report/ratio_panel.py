@@ -25,7 +25,7 @@ from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import x_label
 
 #: how each ratio of a panel is drawn (the groups' colours stay theirs)
-RATIO_STYLES = (("0.1", "o", "-"), ("0.45", "s", "--"), ("0.65", "^", ":"))
+RATIO_STYLES = (("0.1", "o", "-"), ("0.45", "s", "--"), ("0.65", "^", ":"), ("0.3", "D", "-."), ("0.55", "v", "-"))
 PAPER_NOTE = "(paper)"
 
 
