@@ -5,16 +5,6 @@ import pytest
 from svmrepro.compose import compose_config
 from svmrepro.exclusive import LOCK_ENV
 
-#: the head of the toy claim the claims tests build on: b's fit CPU time against a's on toy/table1
-TOY_CLAIM_HEAD = """\
-claims:
-  - id: faster
-    source: Table 1
-    claim: b trains faster than a
-    paper_says: half the time
-    output: toy/table1
-"""
-
 
 @pytest.fixture
 def store_uri(tmp_path):

@@ -17,7 +17,7 @@ from svmrepro.report.claims.scoreboard import write_scoreboard
 from svmrepro.report.claims.verdict import (
     INCONCLUSIVE, NOT_RUN, NOT_SUPPORTED, PARTLY, SUPPORTED, decide, judge,
 )
-from conftest import TOY_CLAIM_HEAD
+from toy_claims import TOY_CLAIM_HEAD
 
 CLAIM = TOY_CLAIM_HEAD + """\
     test: {kind: compare, metric: fit_cpu_s, a: a, b: b, stat: ratio}

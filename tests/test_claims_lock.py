@@ -12,7 +12,7 @@ from svmrepro.locations import CONFIG_DIRS_ENV
 from svmrepro.report.claims.lock import COMMAND, lock_path, lock_problems, read_lock, relock, write_lock
 from svmrepro.report.claims.relock import main as relock_main
 from svmrepro.report.claims.schema import claims_path, load_claims, parse_claims
-from conftest import TOY_CLAIM_HEAD
+from toy_claims import TOY_CLAIM_HEAD
 
 CLAIMS = TOY_CLAIM_HEAD + """\
     test: {kind: compare, metric: fit_cpu_s, a: a, b: b, stat: ratio}

@@ -10,7 +10,7 @@ from svmrepro.report.claims.lock import LockEntry, write_lock
 from svmrepro.report.claims.scoreboard import claims_section, judge_all, write_scoreboard
 from svmrepro.report.claims.scoreboard_csv import COLUMNS
 from svmrepro.report.claims.schema import load_claims
-from conftest import TOY_CLAIM_HEAD
+from toy_claims import TOY_CLAIM_HEAD
 
 REGISTERED = "ce7a12ffe065ee73b3b72fff47cc69e51a9dd9e5"
 CLAIMS = TOY_CLAIM_HEAD + """\

@@ -17,7 +17,7 @@ from svmrepro.report import build_output
 from svmrepro.report.claims.scoreboard import write_scoreboard
 from svmrepro.report.sections import page_sections, section_options
 from svmrepro.report.spec import spec_from_config
-from conftest import TOY_CLAIM_HEAD
+from toy_claims import TOY_CLAIM_HEAD
 
 NODE = {"title": "t", "x": "params.dataset.n_train", "metrics": ["fit_cpu_s"]}
 
