@@ -105,20 +105,16 @@ def test_a_changed_claim_fails_the_lock_naming_what_changed(toy, change, what):
                                     f"re-lock with `{COMMAND} toy`"]
 
 
-def test_a_change_to_the_outputs_experiment_config_fails_the_lock_but_its_page_title_does_not(toy):
+@pytest.mark.parametrize("unlocked, locked", [
+    ("seed: 1\nreport: {title: Table 1, the paper's}\n", "seed: 2\nreport: {title: Table 1}\n"),
+    ("seed: 1\nsweep: {quick: {seed: 3}}\nsmoke: {n: 20}\nreport: {title: Table 1}\n",
+     "seed: 1\nsweep: {quick: {seed: 3}, full: {seed: '1,2'}}\nreport: {title: Table 1}\n"),
+], ids=["page title", "quick and smoke"])
+def test_the_outputs_full_sweep_config_is_locked_its_page_and_quick_settings_are_not(toy, unlocked, locked):
     config = toy / "conf" / "experiment" / "toy" / "table1.yaml"
-    config.write_text("seed: 1\nreport: {title: Table 1, the paper's}\n")
+    config.write_text(unlocked)
     assert lock_problems("toy") == []
-    config.write_text("seed: 2\nreport: {title: Table 1}\n")
-    assert lock_problems("toy") == [f"toy: faster changed since it was locked (output_config): add an amendment "
-                                    f"and re-lock with `{COMMAND} toy`"]
-
-
-def test_the_quick_and_smoke_settings_are_not_locked_the_full_sweep_is(toy):
-    config = toy / "conf" / "experiment" / "toy" / "table1.yaml"
-    config.write_text("seed: 1\nsweep: {quick: {seed: 3}}\nsmoke: {n: 20}\nreport: {title: Table 1}\n")
-    assert lock_problems("toy") == []
-    config.write_text("seed: 1\nsweep: {quick: {seed: 3}, full: {seed: '1,2'}}\nreport: {title: Table 1}\n")
+    config.write_text(locked)
     assert lock_problems("toy") == [f"toy: faster changed since it was locked (output_config): add an amendment "
                                     f"and re-lock with `{COMMAND} toy`"]
 
