@@ -28,7 +28,7 @@ from svmrepro.store import KIND_TAG, RESULT_KIND, Store
 #: each algorithm with sub-SVMs fitted through svmrepro.algorithms.parallel, shrunk to seconds
 ALGORITHMS = {
     "cascade_svc": {},
-    "graf_cascade_svc": {"algorithm.n_subsets": 4, "algorithm.max_passes": 2},
+    "graf_cascade_svc": {"algorithm.n_subsets": 4},
     "cross_training": {"algorithm.n_subsets": 4},
     "gated_svm_mixture": {"algorithm.n_experts": 3, "algorithm.n_hidden": 8, "algorithm.n_iter": 2,
                           "algorithm.gater_max_epochs": 5},
@@ -63,6 +63,12 @@ def dask_runs(cluster, tmp_path_factory):
     return runs.set_index("tags.algorithm", drop=False)
 
 
+@pytest.fixture(scope="module")
+def loky_store(tmp_path_factory):
+    """One store for the loky runs of every algorithm (their configurations differ)."""
+    return f"sqlite:///{tmp_path_factory.mktemp('loky') / 'mlflow.db'}"
+
+
 def _nested(flat: dict) -> dict:
     tree: dict = {}
     for dotted, value in flat.items():
@@ -75,6 +81,11 @@ def _nested(flat: dict) -> dict:
 
 
 def test_every_algorithm_ran_on_the_cluster_and_says_where(dask_runs, cluster):
+    from distributed import Client
+
+    with Client(cluster.address) as client:  # the sub-fits were split over both worker processes
+        executed = client.run(lambda dask_worker: dask_worker.state.executed_count)
+    assert len(executed) == 2 and min(executed.values()) > 0, executed
     assert sorted(dask_runs.index) == sorted(ALGORITHMS)
     assert (dask_runs["status"] == FINISHED).all()
     assert (dask_runs["tags.parallel.backend"] == "dask").all()
@@ -86,10 +97,10 @@ def test_every_algorithm_ran_on_the_cluster_and_says_where(dask_runs, cluster):
 
 
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_the_cluster_fits_the_model_loky_fits(dask_runs, algorithm, tmp_path):
+def test_the_cluster_fits_the_model_loky_fits(dask_runs, algorithm, loky_store):
     overrides = [f"{k}={v}" for k, v in {**DATA, **ALGORITHMS[algorithm]}.items()]
     cfg = compose_config([f"algorithm={algorithm}", *overrides, "algorithm.n_jobs=2", "parallel.backend=loky",
-                          f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}"])
+                          f"tracking.uri={loky_store}"])
     local = run(cfg, {"experiment": EXPERIMENT, "algorithm": algorithm, "dataset": "gaussian_clouds"})
     on_dask = dask_runs.loc[algorithm]
     assert local.status == FINISHED and local.run_key == on_dask["tags.run_key"]
