@@ -109,6 +109,8 @@ def test_every_setting_declares_its_role_and_the_key_sets_come_from_the_schema()
     assert set(roles) == {f.name for f in fields(RunSettings)}
     assert identity.NON_IDENTITY_KEYS == {"hydra"} | {k for k, r in roles.items() if r is Identity.never}
     assert identity.WHEN_SET_KEYS == {k for k, r in roles.items() if r is Identity.when_set}
+    # the settings whose n_jobs worker counts are left out: the estimators' constructor configs
+    assert identity.ESTIMATOR_KEYS == {"algorithm", "selection"}
 
 
 def test_a_setting_without_a_role_is_refused():
