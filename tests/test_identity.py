@@ -109,6 +109,8 @@ def test_every_setting_declares_its_role_and_the_key_sets_come_from_the_schema()
     assert set(roles) == {f.name for f in fields(RunSettings)}
     assert identity.NON_IDENTITY_KEYS == {"hydra"} | {k for k, r in roles.items() if r is Identity.never}
     assert identity.WHEN_SET_KEYS == {k for k, r in roles.items() if r is Identity.when_set}
+    # the settings whose n_jobs worker counts are left out: the estimators' constructor configs
+    assert identity.ESTIMATOR_KEYS == {"algorithm", "selection"}
 
 
 def test_a_setting_without_a_role_is_refused():
@@ -125,3 +127,55 @@ def test_a_when_set_key_counts_only_when_set():
     chosen = {**BASE, "measure": {"_target_": "svmrepro.measures.benchmark", "_partial_": True}}
     assert config_hash(OmegaConf.create({**BASE, "measure": None})) == config_hash(OmegaConf.create(BASE))
     assert config_hash(OmegaConf.create(chosen)) != config_hash(OmegaConf.create(BASE))
+
+
+# ---------------------------------------------------------------------------------------------
+# How many workers a fit used is not what it computed (issue 32): n_jobs changes the wall time only.
+
+NESTED = {**BASE, "algorithm": {"C": 1.0, "n_jobs": 1, "estimator": {"C": 1.0, "n_jobs": 1}},
+          "selection": {"cv": 3, "n_jobs": 1}}
+
+
+def _with(tree: dict, **changes) -> dict:
+    """``tree`` with the dotted keys of ``changes`` set (``algorithm__estimator__n_jobs=-1``)."""
+    out = OmegaConf.create(tree)
+    for dotted, value in changes.items():
+        OmegaConf.update(out, dotted.replace("__", "."), value)
+    return OmegaConf.to_container(out)
+
+
+@pytest.mark.parametrize("changes", [
+    {"algorithm__n_jobs": 2},
+    {"algorithm__n_jobs": -1, "algorithm__estimator__n_jobs": 4},
+    {"algorithm__estimator__n_jobs": None},
+    {"selection__n_jobs": -1},
+])
+def test_worker_counts_are_not_part_of_the_identity(changes):
+    parallel = _with(NESTED, **changes)
+    assert config_hash(parallel) == config_hash(NESTED)
+    assert run_key(parallel, "data", "code") == run_key(NESTED, "data", "code")
+    # the run still logs what it used: its params are the identity config as given
+    assert flatten(identity_config(parallel)).items() >= {k.replace("__", "."): v for k, v in changes.items()}.items()
+
+
+def test_what_a_run_computes_still_counts_beside_its_worker_counts():
+    assert config_hash(_with(NESTED, algorithm__n_jobs=2, algorithm__C=2.0)) != config_hash(NESTED)
+    assert config_hash(_with(NESTED, algorithm__estimator__C=2.0)) != config_hash(NESTED)
+    # n_jobs outside an estimator's config is not a worker count of ours
+    assert config_hash({**NESTED, "dataset": {"n_jobs": 2}}) != config_hash({**NESTED, "dataset": {"n_jobs": 1}})
+    # a benchmark's list of worker counts is what it measures (svmrepro.bench.ParallelSpeedup)
+    assert config_hash(_with(NESTED, algorithm__n_jobs=[1, 2])) != config_hash(_with(NESTED, algorithm__n_jobs=[1, 4]))
+
+
+def test_a_run_with_more_workers_after_a_finished_one_is_skipped(tiny_cfg):
+    from svmrepro.runner import FINISHED, SKIPPED, run
+
+    choices = {"experiment": "test/identity", "dataset": "gaussian_clouds", "algorithm": "cross_training"}
+    common = ("algorithm=cross_training", "algorithm.n_subsets=2", "dataset.n_train=200")
+    first = run(tiny_cfg(*common, "algorithm.n_jobs=1"), choices)
+    again = run(tiny_cfg(*common, "algorithm.n_jobs=2"), choices)
+    assert (first.status, again.status) == (FINISHED, SKIPPED) and again.run_id == first.run_id
+    other = run(tiny_cfg(*common, "algorithm.n_jobs=2", "algorithm.estimator.C=2.0"), choices)
+    assert other.status == FINISHED and other.run_key != first.run_key
+    retimed = run(tiny_cfg(*common, "algorithm.n_jobs=2", "force=true"), choices)
+    assert retimed.status == FINISHED and retimed.run_key == first.run_key and retimed.run_id != first.run_id

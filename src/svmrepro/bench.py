@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_random_state
 from svmrepro.environment import environment_tags
 from svmrepro.measures import BenchmarkMixin
 from svmrepro.metrics import support_counts
+from svmrepro.placement import BACKEND_TAG
 from svmrepro.report import build_output
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.report.spec import ReportSpec
@@ -190,7 +191,7 @@ def synthetic_run(index: int) -> tuple[dict[str, str], dict[str, object], dict[s
     tags = {
         **environment_tags(), **process_tags(),
         "paper": SYNTHETIC_EXPERIMENT.split("/")[0], "experiment": SYNTHETIC_EXPERIMENT,
-        "dataset": "gaussian_clouds", "algorithm": algorithm, "seed": str(seed), "parallel_backend": "loky",
+        "dataset": "gaussian_clouds", "algorithm": algorithm, "seed": str(seed), BACKEND_TAG: "loky",
         "mode": SYNTHETIC_MODE, "config_hash": config, "data_fingerprint": _digest(n, seed),
         RUN_KEY_TAG: _digest(config, n, seed), "label": "gaussian_clouds", "load_avg_1m": "0.00",
         "choice.dataset": "gaussian_clouds", "choice.algorithm": algorithm, "choice.experiment": SYNTHETIC_EXPERIMENT,

@@ -7,6 +7,17 @@ asked for one is not mistaken for an earlier run without it, while the hashes of
 set it stay the same. Each setting's role is declared on its field of
 :class:`svmrepro.settings.RunSettings` (:class:`~svmrepro.settings.Identity`); a key outside the
 schema counts.
+
+How many workers a run's sub-fits used is not in its identity: every ``n_jobs`` worker count (an
+integer or null) inside the estimators' configs (``algorithm``, ``selection``; at any depth, as
+meta-estimators nest their base estimator's: ``algorithm.estimator.n_jobs``) counts as 1, the value
+the shipped configs hold, so their committed runs keep their hashes. The sub-fits' results come back
+in input order, so a serial and a parallel fit give the same model (tests/test_engines.py); only the
+wall time differs. The run logs the value it used (the ``algorithm.n_jobs`` param, the
+``parallel.*`` tags of :mod:`svmrepro.placement`). To time a FINISHED run again with another
+``n_jobs``, run it with ``force=true``: a new run of the same identity beside the first. A list of
+worker counts (``ParallelSpeedup.n_jobs``, the fits a benchmark times and names its metrics after)
+is what the run measures, and counts as it is.
 ``run_key`` adds the data set fingerprint and the digest of the code that decides a run's numbers
 (:mod:`svmrepro.code_digest`; the package version, never bumped when an algorithm changes, is not
 in it). A FINISHED run with the same ``run_key`` is not executed again: after a change to that
@@ -22,13 +33,17 @@ from collections.abc import Mapping
 from omegaconf import DictConfig, OmegaConf
 
 from svmrepro.code_digest import code_digest
-from svmrepro.settings import Identity, identity_roles
+from svmrepro.settings import Identity, estimator_settings, identity_roles
 
 _ROLES = identity_roles()
 #: top-level keys that never change what a run computes, and Hydra's own node (not a setting)
 NON_IDENTITY_KEYS = frozenset({"hydra", *(key for key, role in _ROLES.items() if role is Identity.never)})
 #: top-level keys that belong to the identity only when they are not null (what they add is logged)
 WHEN_SET_KEYS = frozenset(key for key, role in _ROLES.items() if role is Identity.when_set)
+#: top-level keys holding estimators' constructor configs, whose worker counts are not identity
+ESTIMATOR_KEYS = estimator_settings()
+#: scikit-learn's (and joblib's) name for how many workers a fit uses
+WORKERS_KEY = "n_jobs"
 
 
 def identity_config(cfg: DictConfig | Mapping) -> dict:
@@ -40,13 +55,29 @@ def identity_config(cfg: DictConfig | Mapping) -> dict:
     }
 
 
+def _one_worker(tree):
+    """``tree`` with the value of every ``n_jobs`` worker count (an integer or null) replaced by 1."""
+    if isinstance(tree, Mapping):
+        return {key: 1 if key == WORKERS_KEY and _is_worker_count(value) else _one_worker(value)
+                for key, value in tree.items()}
+    if isinstance(tree, list):
+        return [_one_worker(value) for value in tree]
+    return tree
+
+
+def _is_worker_count(value) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def _digest(obj) -> str:
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def config_hash(cfg: DictConfig | Mapping) -> str:
-    return _digest(identity_config(cfg))
+    """The digest of :func:`identity_config` with the estimators' worker counts left out (as 1)."""
+    plain = identity_config(cfg)
+    return _digest({key: _one_worker(value) if key in ESTIMATOR_KEYS else value for key, value in plain.items()})
 
 
 def run_key(cfg: DictConfig | Mapping, dataset_fingerprint: str, code: str | None = None) -> str:

@@ -27,6 +27,7 @@ from svmrepro.errors import error_line
 from svmrepro.exclusive import load_1m, machine_slot, timing_tags
 from svmrepro.measures import measure
 from svmrepro.metrics import final_estimator
+from svmrepro.placement import BACKEND_TAG, placement_tags
 from svmrepro.redact import redact
 from svmrepro.store import (
     KIND_TAG, RESULT_KIND, RUN_KEY_TAG, Store, experiment_name, mlflow_names, process_tags, source_tags,
@@ -166,7 +167,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 "dataset": dataset,
                 "algorithm": algorithm,
                 "seed": str(cfg.seed),
-                "parallel_backend": cfg.parallel.backend.value,  # timings depend on it, results do not
+                BACKEND_TAG: cfg.parallel.backend.value,  # timings depend on it, results do not
                 "mode": plain["mode"],
                 "config_hash": identity.config_hash(plain),
                 # the arrays the estimator sees; run_key holds the verified source files' (known before loading)
@@ -195,6 +196,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 log_dataset(store, run_id, parts.source, data, tags["data_fingerprint"])
                 with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)), \
                         store.system_metrics(run_id, bool(cfg.tracking.get("system_metrics", False))):
+                    # where the sub-fits run, read from the engine now it is up (svmrepro.placement)
+                    store.set_tags(run_id, placement_tags(cfg.parallel.backend.value, plain["algorithm"].get("n_jobs")))
                     metrics, compute_s, _ = timed(lambda: measure(parts.estimator, data, cfg.get("measure")))
                 fitted = final_estimator(parts.estimator)
                 diagnostics = dict(getattr(fitted, "diagnostics_", None) or {})

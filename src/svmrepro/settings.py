@@ -43,10 +43,13 @@ class Identity(str, Enum):
     when_set = "when_set"
 
 
-def setting(identity: Identity, bounds: tuple[int, int | None] | None = None, **kwargs) -> Any:
+def setting(identity: Identity, bounds: tuple[int, int | None] | None = None, *, estimator: bool = False,
+            **kwargs) -> Any:
     """A dataclass field of :class:`RunSettings` with its identity role (and, for an integer, its
-    ``bounds``: :func:`check`) as metadata."""
-    return field(metadata={"identity": identity, "bounds": bounds}, **kwargs)
+    ``bounds``: :func:`check`) as metadata. ``estimator``: the setting is an estimator's constructor
+    config, whose worker counts (``n_jobs``, at any depth) change the wall time, not the model, so
+    their values are left out of the identity (:func:`svmrepro.identity.config_hash`)."""
+    return field(metadata={"identity": identity, "bounds": bounds, "estimator": estimator}, **kwargs)
 
 
 def bounded(low: int, high: int | None = None, **kwargs) -> Any:
@@ -89,7 +92,7 @@ class TrackingSettings:
 class RunSettings:
     #: constructor configs (``_target_`` + arguments) of conf/dataset/ and conf/algorithm/
     dataset: Dict[str, Any] = setting(Identity.always, default=MISSING)
-    algorithm: Dict[str, Any] = setting(Identity.always, default=MISSING)
+    algorithm: Dict[str, Any] = setting(Identity.always, estimator=True, default=MISSING)
     #: what numpy's generators and scikit-learn's ``random_state`` take
     seed: int = setting(Identity.always, bounds=(0, 2**32 - 1), default=0)
     mode: Mode = setting(Identity.always, default=Mode.quick)
@@ -106,7 +109,7 @@ class RunSettings:
     # surface_settings, build_analyses.
     #: grid search of the estimator's parameters, a constructor config of conf/selection/ (None: fit
     #: the configured values)
-    selection: Optional[Any] = setting(Identity.always, default=None)
+    selection: Optional[Any] = setting(Identity.always, estimator=True, default=None)
     #: what a run measures of the fitted estimator, a constructor config of conf/measure/
     #: (``+measure=regression``); None: the one the estimator and the data set's task imply
     #: (svmrepro.measures.measure_for)
@@ -139,6 +142,11 @@ def identity_roles(schema: type = RunSettings) -> dict[str, Identity]:
             raise TypeError(f"{schema.__name__}.{f.name} declares no identity role: use settings.setting(Identity...)")
         roles[f.name] = Identity(f.metadata["identity"])
     return roles
+
+
+def estimator_settings(schema: type = RunSettings) -> frozenset[str]:
+    """The settings of ``schema`` that are estimators' constructor configs (``setting(..., estimator=True)``)."""
+    return frozenset(f.name for f in fields(schema) if f.metadata.get("estimator"))
 
 
 def check(cfg: Any, schema: type = RunSettings, prefix: str = "") -> None:
