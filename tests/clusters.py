@@ -158,7 +158,7 @@ def _stop_tree(process: subprocess.Popen, timeout: float) -> None:
 
 
 @contextmanager
-def ray_head(env: dict | None = None, num_cpus: int = 2, object_store_mib: int = 100, timeout: float = 90.0):
+def ray_head(env: dict | None = None, num_cpus: int = 2, object_store_mib: int = 100, timeout: float = 180.0):
     """``ray start --head --block`` on 127.0.0.1 and free ports, ``num_cpus`` workers, no dashboard.
 
     ``env`` (default: this process's) is the head's environment, so its workers import what the
