@@ -106,11 +106,15 @@ def test_dask_cluster_fits_the_serial_model(model, dask_cluster):
 
 @pytest.fixture(scope="module")
 def ray_session():
-    """One local ray for the module (~10 s to start); backend_context joins it."""
+    """One local ray for the module (~10 s to start); backend_context joins it. Its authentication mode
+    is set: otherwise ray (2.60) writes ~/.ray/auth_token, which turns token authentication on for every
+    later ``ray start`` of the user. Not a token: this process's ray read the mode when it was imported."""
     ray = pytest.importorskip("ray", reason='pip install -e ".[ray]"')
-    ray.init(num_cpus=2, include_dashboard=False)
-    yield
-    ray.shutdown()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", "disabled")
+        ray.init(num_cpus=2, include_dashboard=False)
+        yield
+        ray.shutdown()
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
