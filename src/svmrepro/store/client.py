@@ -355,11 +355,10 @@ class Store:
         A data set is one row per experiment, shared by its runs, which MLflow's ``log_inputs``
         reads and, when missing, inserts before it links the run to it, in one transaction. Runs of
         a sweep that log the same data set at the same moment each find no row and insert one: the
-        first commits, the others fail on the rows' unique constraint (experiment, name, digest),
-        and their runs would fail though nothing is wrong with them (issue 32). Such a
-        call is tried again (:data:`DATASET_ATTEMPTS` in all): the row now exists, so MLflow only
-        links the run to it; a run that is already linked is left as it is, so a retry never adds
-        a second input.
+        first commits, the others break the rows' unique constraint (experiment, name, digest), and
+        their runs would fail though nothing is wrong with them (issue 32). Such a call is tried
+        again (:data:`DATASET_ATTEMPTS` in all): the row exists by then, so MLflow only links the
+        run to it; a run already linked is left as it is, so a retry never adds a second input.
         """
         import mlflow.data  # a second of imports, only for a run
         from mlflow.data.code_dataset_source import CodeDatasetSource
