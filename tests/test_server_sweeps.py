@@ -165,7 +165,7 @@ def test_a_job_failing_in_the_store_is_named_with_its_error(tmp_path, monkeypatc
     injected.mkdir()
     (injected / "sitecustomize.py").write_text(FAILING_STORE)
     calls = tmp_path / "log_inputs_calls"
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(injected), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(injected), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("LOG_INPUTS_CALLS", str(calls))
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     # the sweep folder Hydra's default names: by the time, to the microsecond, as in the sweeps
