@@ -14,8 +14,6 @@ import base64
 import contextlib
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,53 +21,25 @@ import urllib.error
 import urllib.request
 import uuid
 from unittest import mock
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit
 
 import psutil
 import pytest
 from mlflow.tracking import MlflowClient
 from test_end_to_end import EXPERIMENT, NARROWED, SMALL, _sweep
+from tracking_servers import NEEDS_POSTGRES, POSTGRES_URI, mlflow_server, new_database, sqlalchemy_uri
 
-POSTGRES_URI = os.environ.get("SVMREPRO_TEST_POSTGRES_URI")
-pytestmark = pytest.mark.skipif(
-    not POSTGRES_URI,
-    reason="SVMREPRO_TEST_POSTGRES_URI is not set (.ci/run starts PostgreSQL on loopback and sets it)",
-)
-#: seconds the server has to answer /health (its first start creates the schema)
-STARTUP_TIMEOUT_S = 120
+pytestmark = NEEDS_POSTGRES
 METRICS = {"n_train", "n_test", "n_sv", "train_error", "test_error", "fit_time_s", "fit_cpu_s", "predict_time_s"}
 #: the basic-auth app's admin, created at its first start; the sweep logs as this user
 ADMIN, ADMIN_PASSWORD = "admin", f"admin-{uuid.uuid4().hex}"
 
 
-@contextlib.contextmanager
-def _new_database():
-    """A new database on the server of SVMREPRO_TEST_POSTGRES_URI, dropped afterwards; its libpq URI."""
-    psycopg2 = pytest.importorskip("psycopg2", reason='pip install -e ".[test]"')
-    name = f"svmrepro_e2e_{uuid.uuid4().hex[:12]}"
-    admin = psycopg2.connect(POSTGRES_URI)
-    admin.autocommit = True  # CREATE/DROP DATABASE cannot run in a transaction
-    with admin.cursor() as cursor:
-        cursor.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunsplit(urlsplit(POSTGRES_URI)._replace(path=f"/{name}"))
-    finally:
-        with admin.cursor() as cursor:
-            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
-
-
 @pytest.fixture(scope="module")
 def database():
     """The server's database."""
-    with _new_database() as uri:
+    with new_database() as uri:
         yield uri
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _auth(user: str | None) -> dict[str, str]:
@@ -90,61 +60,19 @@ def _post(url: str, body: dict, user: str | None = ADMIN) -> dict:
         return json.loads(answer.read())
 
 
-def _wait_healthy(url: str, process: subprocess.Popen, log_path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"mlflow server exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
-        try:
-            if _get(f"{url}/health").strip() == b"OK":
-                return
-        except (urllib.error.URLError, ConnectionError):
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"mlflow server not healthy after {STARTUP_TIMEOUT_S} s:\n{log_path.read_text()[-3000:]}")
-
-
 @pytest.fixture(scope="module")
 def server(database, tmp_path_factory):
     """``mlflow server --app-name basic-auth`` on PostgreSQL with a shared artifact root; (url, artifact root)."""
     root = tmp_path_factory.mktemp("tracking_server")
-    artifacts, log_path, port = root / "artifacts", root / "server.log", _free_port()
     # the README's auth config: users in their own database, the admin created at the first start
     (root / "basic_auth.ini").write_text(
         f"[mlflow]\ndefault_permission = READ\ndatabase_uri = sqlite:///{root / 'basic_auth.db'}\n"
         f"admin_username = {ADMIN}\nadmin_password = {ADMIN_PASSWORD}\n"
         "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
     )
-    env = {**os.environ, "MLFLOW_AUTH_CONFIG_PATH": str(root / "basic_auth.ini"),
-           "MLFLOW_FLASK_SERVER_SECRET_KEY": uuid.uuid4().hex}
-    # the driver named: SQLAlchemy 2.1 reads a bare postgresql:// as psycopg 3, 2.0 as psycopg2
-    store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
-    command = [
-        sys.executable, "-m", "mlflow", "server", "--app-name", "basic-auth", "--backend-store-uri", store,
-        "--artifacts-destination", str(artifacts), "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-    ]
-    with open(log_path, "wb") as log:  # its own process group: the finalizer ends the server and its workers
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process, log_path)
-        yield url, artifacts
-    finally:
-        _end_group(process)
-
-
-def _end_group(process: subprocess.Popen) -> None:
-    """SIGTERM to the server's process group, SIGKILL if it has not ended in 20 s."""
-    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, None)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    env = {"MLFLOW_AUTH_CONFIG_PATH": str(root / "basic_auth.ini"), "MLFLOW_FLASK_SERVER_SECRET_KEY": uuid.uuid4().hex}
+    with mlflow_server(sqlalchemy_uri(database), root, "--app-name", "basic-auth", env=env) as url:
+        yield url, root / "artifacts"
 
 
 @pytest.fixture(scope="module")
@@ -247,8 +175,8 @@ def test_a_password_in_the_tracking_uri_is_stored_printed_and_shown_nowhere(tmp_
     assert password
     work, console = tmp_path / "work", tmp_path / "console"
     work.mkdir()
-    with _new_database() as database:
-        store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
+    with new_database() as database:
+        store = sqlalchemy_uri(database)
         sweep = [
             sys.executable, "-m", "svmrepro", "-m", "dataset.n_train=40,60", "dataset.n_test=40",
             "algorithm=svc_linear", "hydra/launcher=parallel", "hydra.launcher.n_jobs=2", f"tracking.uri={store}",
@@ -284,8 +212,8 @@ def test_a_run_that_fails_unexpectedly_prints_its_error_without_the_password(tmp
     """A single run whose fit raises (not a bad value svmrepro checks): Hydra would print "Error executing
     job with overrides: [...]" with the URI in clear; svmrepro-run prints the traceback and one line, masked."""
     password = urlsplit(POSTGRES_URI).password
-    with _new_database() as database:
-        store = database.replace("postgresql://", "postgresql+psycopg2://", 1)
+    with new_database() as database:
+        store = sqlalchemy_uri(database)
         command = [sys.executable, "-m", "svmrepro", "dataset.n_train=40", "algorithm=svc", "algorithm.kernel=precomputed",
                    f"tracking.uri={store}", f"hydra.run.dir={tmp_path / 'run'}"]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)

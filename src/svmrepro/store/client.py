@@ -72,6 +72,10 @@ SEARCH_PAGE = 10000
 MAX_DIGEST_LENGTH, MAX_RUN_NAME_LENGTH = 36, 250
 #: seconds between two samples of the system metrics (tracking.system_metrics=true)
 SYSTEM_METRICS_INTERVAL_S = 1.0
+#: how SQLAlchemy names a unique-constraint violation (its driver's exception class, in the message)
+DUPLICATE_MARKERS = ("IntegrityError", "UniqueViolation")
+#: tries of a data set's logging that met the same data set logged at that moment by another run
+DATASET_ATTEMPTS = 3
 
 
 def _is_locked(exc: Exception) -> bool:
@@ -79,16 +83,30 @@ def _is_locked(exc: Exception) -> bool:
     return "database is locked" in text or "database is busy" in text
 
 
-def retry_locked(call: Callable[[], T], attempts: int = 12) -> T:
-    """Run ``call``, retrying with jittered backoff while SQLite reports a lock."""
+def _is_duplicate(exc: Exception) -> bool:
+    """Whether ``exc`` is a unique-constraint violation in the store's database. From a server it
+    arrives as the message alone (a ``RestException``), so the message is what is read: SQLAlchemy
+    starts it with the database driver's class, "(sqlite3.IntegrityError) UNIQUE constraint
+    failed: ..." or "(psycopg2.errors.UniqueViolation) duplicate key value ...", as it does in the
+    ``MlflowException`` of an embedded store."""
+    return any(marker in str(exc) for marker in DUPLICATE_MARKERS)
+
+
+def _retry(transient: Callable[[Exception], bool], call: Callable[[], T], attempts: int) -> T:
+    """Run ``call``, retrying with jittered backoff while it raises what ``transient`` accepts."""
     for attempt in range(attempts):
         try:
             return call()
-        except Exception as exc:  # MLflow wraps SQLAlchemy's OperationalError in MlflowException
-            if not _is_locked(exc) or attempt == attempts - 1:
+        except Exception as exc:  # MLflow wraps SQLAlchemy's errors in MlflowException
+            if not transient(exc) or attempt == attempts - 1:
                 raise
             time.sleep(min(5.0, 0.05 * 2**attempt) * (0.5 + random.random()))
     raise AssertionError("unreachable")
+
+
+def retry_locked(call: Callable[[], T], attempts: int = 12) -> T:
+    """Run ``call``, retrying with jittered backoff while SQLite reports a lock."""
+    return _retry(_is_locked, call, attempts)
 
 
 def artifact_dict(artifact_uri: str, name: str) -> dict | None:
@@ -332,7 +350,16 @@ class Store:
         """The data set as an MLflow dataset input (the run page's Datasets, the runs table's Dataset
         column): its ``name``, our ``fingerprint`` as digest (cut to MLflow's 36 characters; the
         whole one is the run's ``data_fingerprint`` tag), its ``source`` (a folder of files, or the
-        generator's parameters), and the schema and shapes of its arrays."""
+        generator's parameters), and the schema and shapes of its arrays.
+
+        A data set is one row per experiment, shared by its runs, which MLflow's ``log_inputs``
+        reads and, when missing, inserts before it links the run to it, in one transaction. Runs of
+        a sweep that log the same data set at the same moment each find no row and insert one: the
+        first commits, the others break the rows' unique constraint (experiment, name, digest), and
+        their runs would fail though nothing is wrong with them (issue 32). Such a call is tried
+        again (:data:`DATASET_ATTEMPTS` in all): the row exists by then, so MLflow only links the
+        run to it; a run already linked is left as it is, so a retry never adds a second input.
+        """
         import mlflow.data  # a second of imports, only for a run
         from mlflow.data.code_dataset_source import CodeDatasetSource
 
@@ -341,7 +368,8 @@ class Store:
                                          digest=fingerprint[:MAX_DIGEST_LENGTH])
         entity = DatasetEntity(**dataset.to_dict())
         inputs = [DatasetInput(entity, [InputTag("mlflow.data.context", context)])]
-        retry_locked(lambda: self.client.log_inputs(run_id, datasets=inputs))
+        _retry(_is_duplicate, lambda: retry_locked(lambda: self.client.log_inputs(run_id, datasets=inputs)),
+               DATASET_ATTEMPTS)
 
     def log_model(self, experiment_id: str, run_id: str, estimator: Any, input_example: Any = None) -> str:
         """The fitted estimator as an MLflow model of the run (``mlflow.sklearn``'s format, the
