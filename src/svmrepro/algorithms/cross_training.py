@@ -29,7 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_each, map_each, task_cpu_time
+from svmrepro.algorithms.parallel import data_on_cluster, fit_each, fit_one, map_each, task_cpu_time
 from svmrepro.algorithms.sub_svms import positive_rows, sub_svm, subset_weights
 from svmrepro.metrics import final_estimator, support_counts
 
@@ -158,6 +158,12 @@ def _validation_split(y: np.ndarray, n_val: int, rng, names, size) -> tuple[np.n
     return np.setdiff1d(np.arange(len(y)), val), val
 
 
+def _decision_values_on(model_and_rows, X) -> np.ndarray:
+    """A model's decision values on its rows of ``X`` (all for None), sliced where the task runs."""
+    model, rows = model_and_rows
+    return decision_values(model, X if rows is None else X[rows])
+
+
 def _needs_validation(owner, param: str, value) -> InvalidParameterError:
     return InvalidParameterError(
         f"The {param!r} parameter of {type(owner).__name__} is chosen on a validation split and must be "
@@ -192,14 +198,22 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def _fit_first_stage(self, X, y, sample_weight):
-        """Validate, split off the validation set, fit the first-stage SVMs.
+    def _fit_with(self, rest, X, y, sample_weight):
+        """Validate, fit the first stage, then ``rest(X, y, sample_weight, fit_idx, diagnostics)``.
 
-        Sets ``classes_``, ``estimators_``, ``subsets_``, ``validation_indices_`` and
-        ``first_stage_shifts_``; returns ``(X, y, sample_weight)`` with ``y`` in {-1, +1} and
-        ``sample_weight`` validated (None if not given), the indices of the training
-        (non-validation) examples, and the first-stage diagnostics.
+        Both stages read one copy of the data on a cluster
+        (:func:`~svmrepro.algorithms.parallel.data_on_cluster`). ``rest`` gets the validated data
+        (:meth:`_check_data`) and what :meth:`_fit_first_stage` returns; returns ``self``.
         """
+        self._validate_params()
+        X, y, sample_weight = self._check_data(X, y, sample_weight)
+        with data_on_cluster(X, y, sample_weight):
+            rest(X, y, sample_weight, *self._fit_first_stage(X, y, sample_weight))
+        return self
+
+    def _check_data(self, X, y, sample_weight):
+        """Sets ``classes_``; returns ``(X, y, sample_weight)`` with ``y`` in {-1, +1} and
+        ``sample_weight`` validated (None if not given)."""
         X, y = validate_data(self, X, y, accept_sparse="csr")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
@@ -210,7 +224,14 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
             raise ValueError(f"{type(self).__name__} needs examples of 2 classes; got 1 class ({self.classes_[0]})")
-        y = np.where(y == self.classes_[1], 1, -1)
+        return X, np.where(y == self.classes_[1], 1, -1), sample_weight
+
+    def _fit_first_stage(self, X, y, sample_weight):
+        """Split off the validation set, fit the first-stage SVMs.
+
+        Sets ``estimators_``, ``subsets_``, ``validation_indices_`` and ``first_stage_shifts_``;
+        returns the indices of the training (non-validation) examples and the first-stage diagnostics.
+        """
         rng = check_random_state(self.random_state)
         fit_idx, val_idx = np.arange(len(y)), np.array([], dtype=int)
         if self.validation_size is not None:
@@ -222,10 +243,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
 
         start = time.perf_counter()
         self.estimators_, times, cpus = fit_each(
-            self._sub_svm(self.estimator, X, y),
-            [(X[s], y[s]) for s in self.subsets_],
-            n_jobs=self.n_jobs,
-            sample_weights=subset_weights(sample_weight, self.subsets_),
+            self._sub_svm(self.estimator, X, y), X, y, self.subsets_, n_jobs=self.n_jobs, sample_weight=sample_weight
         )
         wall = time.perf_counter() - start
         log.info("cross-training first stage: %d SVMs on %d examples each in %.1f s", len(self.subsets_),
@@ -251,7 +269,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         }
         if self.threshold == "all":
             diagnostics["first_stage_threshold_shifts"] = self.first_stage_shifts_.tolist()
-        return X, y, sample_weight, fit_idx, diagnostics
+        return fit_idx, diagnostics
 
     def _sub_svm(self, estimator, X, y: np.ndarray):
         """A clone of ``estimator`` (None: ``SVC()``) to fit on labels -1/+1 (``y``, all rows of ``X``).
@@ -285,11 +303,11 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"validation_size={size!r} asks for {n_val} of the {n} training examples")
         return n_val
 
-    def first_stage_decisions(self, X) -> np.ndarray:
-        """``s x n`` matrix of first-stage decision values ``f_r(x)`` (thresholds as fitted), each
-        row one kernel expansion by blocked matrix products
+    def first_stage_decisions(self, X, rows: np.ndarray | None = None) -> np.ndarray:
+        """``s x n`` matrix of first-stage decision values ``f_r(x)`` (thresholds as fitted) on
+        ``rows`` of ``X`` (all for None), each row one kernel expansion by blocked matrix products
         (:func:`~svmrepro.algorithms.kernel_expansion.decision_values`)."""
-        decisions = map_each(lambda model: decision_values(model, X), self.estimators_, n_jobs=self.n_jobs)
+        decisions = map_each(_decision_values_on, [(model, rows) for model in self.estimators_], X, self.n_jobs)
         return np.vstack(decisions) + self.first_stage_shifts_[:, None]
 
     def decision_function(self, X) -> np.ndarray:
@@ -442,12 +460,13 @@ class CrossTrainingSVC(FirstStageSVC):
         left out of every fit, as SVC leaves them out. The subsets are drawn from the rows, not
         from the weights: an integer weight is not the same as repeating the row.
         """
-        self._validate_params()
-        X, y, sample_weight, fit_idx, diagnostics = self._fit_first_stage(X, y, sample_weight)
-        val_idx = self.validation_indices_
+        return self._fit_with(self._edit_and_fit_final, X, y, sample_weight)
 
+    def _edit_and_fit_final(self, X, y, sample_weight, fit_idx, diagnostics):
+        """Steps 3-6, after the first stage (:meth:`_fit_with`)."""
+        val_idx = self.validation_indices_
         start, start_cpu = time.perf_counter(), task_cpu_time()
-        margins = y[fit_idx] * self.first_stage_decisions(X[fit_idx])
+        margins = y[fit_idx] * self.first_stage_decisions(X, fit_idx)
         self.edit_ = edit = cross_training_keep(margins, self.spread)
         margin_time, margin_cpu = time.perf_counter() - start, task_cpu_time() - start_cpu
         self.margin_mean_ = np.full(len(y), np.nan)
@@ -499,7 +518,6 @@ class CrossTrainingSVC(FirstStageSVC):
             "critical_path_cpu_s": diagnostics["first_stage_fit_cpu_max_s"] + margin_cpu
             + final_diagnostics["final_search_cpu_s"],
         }
-        return self
 
     def _fit_final(self, X, y, sample_weight, idx, val_idx) -> dict:
         """Step 6 on rows ``idx``, with the sec. 4.3 threshold and the final parameters chosen on
@@ -510,12 +528,12 @@ class CrossTrainingSVC(FirstStageSVC):
         base = self.estimator if self.final_estimator is None else self.final_estimator
         base = SVC() if base is None else base
         grid = ParameterGrid(self.final_param_grid) if self.final_param_grid is not None else [{}]
-        weight, val_weight = subset_weights(sample_weight, [idx, val_idx])
+        (val_weight,) = subset_weights(sample_weight, [val_idx])
         X_val, y_val = X[val_idx], y[val_idx]
         best, times, cpus, val_errors = None, [], [], []
         for params in grid:
             model = self._sub_svm(clone(base).set_params(**params), X, y)
-            (model,), (seconds,), (cpu,) = fit_each(model, [(X[idx], y[idx])], sample_weights=[weight])
+            model, seconds, cpu = fit_one(model, X, y, idx, sample_weight)
             decision = decision_values(model, X_val) if len(y_val) else np.zeros(0)
             shift = best_threshold_shift(decision, y_val, val_weight) if self.threshold != "svm" else 0.0
             error = validation_error(decision + shift, y_val, val_weight) if len(y_val) else np.nan

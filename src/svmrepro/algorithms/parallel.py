@@ -7,6 +7,12 @@ without touching the algorithms: :func:`backend_context` routes every ``fit_each
 or a ray cluster. Results come back in input order, so serial, parallel and distributed fits give
 identical models; only an estimator's ``n_jobs`` > 1 (or -1) makes a call parallel at all.
 
+Data flow: a fit hands the whole ``X`` and ``y`` (and ``sample_weight``) to every call, and each
+task gets only its index array; the task slices ``X[rows]`` where it runs. ``X`` and ``y`` are
+top-level task arguments, never captured in a closure, so joblib sends them once per call rather
+than once per task, and a fit that wraps its calls in :func:`data_on_cluster` sends them to a
+dask cluster once per fit, a copy on every worker (a lost worker loses no input of the others).
+
 Each parallel task runs with a bounded BLAS/OpenMP thread pool (threadpoolctl), so ``n_jobs``
 workers do not each start one thread per core: ``blas_threads`` of :func:`backend_context`, else
 ``cpu_count // workers`` as joblib's loky backend does for its own processes.
@@ -34,6 +40,10 @@ from svmrepro.signals import end_with_parent
 BACKENDS = ("loky", "threading", "dask", "ray")
 
 _BLAS_THREADS: ContextVar[int | None] = ContextVar("svmrepro_blas_threads", default=None)
+#: the engine of the innermost backend_context (joblib's default outside one)
+_ENGINE: ContextVar[str] = ContextVar("svmrepro_engine", default="loky")
+#: True inside data_on_cluster's block on dask: its backend serves every call of the block
+_SHARING: ContextVar[bool] = ContextVar("svmrepro_sharing", default=False)
 
 
 @contextmanager
@@ -71,7 +81,34 @@ def backend_context(
         workers = {"initializer": end_with_parent} if backend == "loky" else {}
         stack.enter_context(parallel_config(backend=backend, **workers))
         stack.callback(_BLAS_THREADS.reset, _BLAS_THREADS.set(blas_threads))
+        stack.callback(_ENGINE.reset, _ENGINE.set(backend))
         yield
+
+
+@contextmanager
+def data_on_cluster(*arrays) -> Iterator[None]:
+    """Send ``arrays`` (a fit's X, y, sample_weight; None skipped) to the dask workers once for the block.
+
+    Every :func:`fit_each` and :func:`map_each` inside the block that passes these same objects
+    uses the workers' copies: joblib's dask backend scatters its ``scatter`` list to every worker
+    (broadcast) when the block starts, and swaps those objects for their futures, by identity,
+    wherever they are top-level task arguments. Without the block, joblib would scatter them again
+    at every call, each to one worker only, so losing that worker would fail the call. A fit
+    wraps its whole work in one block; the calls inside a block open none of their own.
+
+    On loky, threading and ray the block changes nothing: loky memory-maps large arrays for each
+    call, threads share them, and ray's backend puts large arguments in its object store.
+    """
+    shared = [array for array in arrays if array is not None]
+    if _ENGINE.get() != "dask" or _SHARING.get() or not shared:
+        yield
+        return
+    with parallel_config(backend="dask", scatter=shared):
+        token = _SHARING.set(True)
+        try:
+            yield
+        finally:
+            _SHARING.reset(token)
 
 
 @contextmanager
@@ -163,17 +200,23 @@ def _blas_limited(threads: int):
                 _blas["limiter"].restore_original_limits()
 
 
-def _call_limited(threads: int | None, function: Callable, *args):
+def _call_limited(threads: int | None, function: Callable, args: tuple, *shared):
     if threads is None:
-        return function(*args)
+        return function(*args, *shared)
     with _blas_limited(threads):
-        return function(*args)
+        return function(*args, *shared)
 
 
-def _run_all(function: Callable, arguments: Sequence[tuple], n_jobs: int | None) -> list:
-    """``[function(*args) for args in arguments]`` on the active joblib backend, in input order."""
+def _run_all(function: Callable, arguments: Sequence[tuple], shared: tuple, n_jobs: int | None) -> list:
+    """``[function(*args, *shared) for args in arguments]`` on the active joblib backend, in input order.
+
+    ``shared`` (X, y, ...) are top-level arguments of every task, so joblib's dask backend sends
+    each once (see :func:`data_on_cluster`). Each task's own ``args`` travel inside a tuple, which
+    joblib never scatters: they go with the task, so a worker lost mid-call holds no input of
+    another task.
+    """
     threads = _task_threads(n_jobs)
-    return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, *args) for args in arguments)
+    return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, args, *shared) for args in arguments)
 
 
 def task_cpu_time() -> float:
@@ -196,39 +239,45 @@ def timed_task(function: Callable, *args) -> tuple[object, float, float]:
     return out, time.perf_counter() - wall, task_cpu_time() - cpu
 
 
-def _fit(estimator, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None):
+def _fit_rows(estimator, rows, X, y, sample_weight):
+    """Fit ``estimator`` on ``rows`` of the shared arrays (all rows for None), sliced where the task runs."""
+    if rows is not None:
+        X, y = X[rows], y[rows]
+        sample_weight = None if sample_weight is None else sample_weight[rows]
     return estimator.fit(X, y) if sample_weight is None else estimator.fit(X, y, sample_weight=sample_weight)
 
 
 def fit_each(
     estimator,
-    parts: Sequence[tuple[np.ndarray, np.ndarray]],
+    X,
+    y: np.ndarray,
+    rows: Sequence[np.ndarray],
     n_jobs: int | None = None,
-    sample_weights: Sequence[np.ndarray | None] | None = None,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[list, list[float], list[float]]:
-    """Fit a clone of ``estimator`` on each ``(X, y)`` of ``parts``.
+    """Fit a clone of ``estimator`` on ``(X[r], y[r])`` (with ``sample_weight[r]``) for each ``r`` of ``rows``.
 
-    ``sample_weights``, if given, holds each part's ``sample_weight`` (or None), passed to its fit.
-    Returns the fitted clones, each one's wall-clock fit seconds and each one's CPU fit seconds
-    (:func:`task_cpu_time`, measured where it ran), in input order.
+    ``X``, ``y`` and ``sample_weight`` go to the workers whole, once (see :func:`data_on_cluster`);
+    each task gets its index array and slices where it runs. Returns the fitted clones, each one's
+    wall-clock fit seconds and each one's CPU fit seconds (:func:`task_cpu_time`, measured where it
+    ran), in input order.
     """
-    weights = [None] * len(parts) if sample_weights is None else list(sample_weights)
-    if len(weights) != len(parts):
-        raise ValueError(f"{len(weights)} sample_weights for {len(parts)} parts")
-    done = _run_all(timed_task, [(_fit, clone(estimator), X, y, w) for (X, y), w in zip(parts, weights)], n_jobs)
+    with data_on_cluster(X, y, sample_weight):
+        done = _run_all(timed_task, [(_fit_rows, clone(estimator), r) for r in rows], (X, y, sample_weight), n_jobs)
     return [model for model, _, _ in done], [wall for _, wall, _ in done], [cpu for _, _, cpu in done]
 
 
-def fit_one(estimator, X, y, sample_weight=None):
-    """A clone of ``estimator`` fitted on ``(X, y)`` (with ``sample_weight``), its fit's wall seconds
-    and its fit's CPU seconds."""
-    (model,), (seconds,), (cpu,) = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
+def fit_one(estimator, X, y, rows: np.ndarray | None = None, sample_weight=None):
+    """A clone of ``estimator`` fitted on ``rows`` of ``(X, y)`` (all for None; with
+    ``sample_weight``), its fit's wall seconds and its fit's CPU seconds."""
+    (model,), (seconds,), (cpu,) = fit_each(estimator, X, y, [rows], sample_weight=sample_weight)
     return model, seconds, cpu
 
 
-def map_each(function: Callable, items: Sequence, n_jobs: int | None = None) -> list:
-    """``[function(item) for item in items]``, in parallel, in input order (e.g. decision values
-    of each sub-model on the whole training set)."""
+def map_each(function: Callable, items: Sequence, X, n_jobs: int | None = None) -> list:
+    """``[function(item, X) for item in items]``, in parallel, in input order (e.g. decision values
+    of each sub-model on the whole training set); ``X`` goes to the workers as :func:`fit_each`'s does."""
     if n_jobs in (None, 1) or len(items) < 2:
-        return [function(item) for item in items]
-    return _run_all(function, [(item,) for item in items], n_jobs)
+        return [function(item, X) for item in items]
+    with data_on_cluster(X):
+        return _run_all(function, [(item,) for item in items], (X,), n_jobs)
