@@ -170,6 +170,6 @@ def test_each_task_reports_its_own_cpu_time_beside_its_wall_time(backend):
 
 
 def test_fit_each_returns_wall_and_cpu_seconds_per_part():
-    models, walls, cpus = fit_each(SVC(), X, y, [np.arange(len(y)), np.arange(50)])
+    models, walls, cpus, *_ = fit_each(SVC(), X, y, [np.arange(len(y)), np.arange(50)])
     assert len(models) == len(walls) == len(cpus) == 2
     assert all(w > 0 for w in walls) and all(c >= 0 for c in cpus)

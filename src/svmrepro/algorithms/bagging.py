@@ -88,7 +88,7 @@ class BaggedFirstStageSVC(FirstStageSVC):
         """
         return self._fit_with(self._combine, X, y, sample_weight)
 
-    def _combine(self, X, y, sample_weight, fit_idx, diagnostics):
+    def _combine(self, X, y, sample_weight, fit_idx, diagnostics, fits):
         """The aggregate's threshold, support and diagnostics, after the first stage (``_fit_with``)."""
         val = self.validation_indices_
         self.threshold_shift_ = 0.0

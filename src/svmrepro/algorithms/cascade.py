@@ -85,7 +85,7 @@ def fit_step(svm, X, y, step: str, names, subsets, n_jobs, sample_weight=None) -
     ``sample_weight`` (over all of X, or None) is cut to each subset's rows. The subsets hold
     rows of positive weight only: scikit-learn's ``support_`` counts only the rows LIBSVM kept.
     """
-    models, times, cpus = fit_each(svm, X, y, subsets, n_jobs=n_jobs, sample_weight=sample_weight)
+    models, times, cpus, *_ = fit_each(svm, X, y, subsets, n_jobs=n_jobs, sample_weight=sample_weight)
     subs = [
         Subproblem(step, name, s, np.sort(s[m.support_]), t, t, c, c)
         for name, s, m, t, c in zip(names, subsets, models, times, cpus)

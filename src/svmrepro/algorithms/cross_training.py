@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from numbers import Integral
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -158,9 +159,8 @@ def _validation_split(y: np.ndarray, n_val: int, rng, names, size) -> tuple[np.n
     return np.setdiff1d(np.arange(len(y)), val), val
 
 
-def _decision_values_on(model_and_rows, X) -> np.ndarray:
-    """A model's decision values on its rows of ``X`` (all for None), sliced where the task runs."""
-    model, rows = model_and_rows
+def _decision_values_on(model, X, rows: np.ndarray | None = None) -> np.ndarray:
+    """A model's decision values on ``rows`` of ``X`` (all for None), sliced where the task runs."""
     return decision_values(model, X if rows is None else X[rows])
 
 
@@ -198,8 +198,12 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    #: evaluate each first-stage SVM on the training rows in the task that fits it (cross-training's
+    #: margins), so that no fitted SVM goes back to a cluster for it
+    _evaluates_fit_rows = False
+
     def _fit_with(self, rest, X, y, sample_weight):
-        """Validate, fit the first stage, then ``rest(X, y, sample_weight, fit_idx, diagnostics)``.
+        """Validate, fit the first stage, then ``rest(X, y, sample_weight, fit_idx, diagnostics, fits)``.
 
         Both stages read one copy of the data on a cluster
         (:func:`~svmrepro.algorithms.parallel.data_on_cluster`). ``rest`` gets the validated data
@@ -230,7 +234,9 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         """Split off the validation set, fit the first-stage SVMs.
 
         Sets ``estimators_``, ``subsets_``, ``validation_indices_`` and ``first_stage_shifts_``;
-        returns the indices of the training (non-validation) examples and the first-stage diagnostics.
+        returns the indices of the training (non-validation) examples, the first-stage diagnostics
+        and the :class:`~svmrepro.algorithms.parallel.SubFits` (with each SVM's decision values on
+        the training rows if ``_evaluates_fit_rows``).
         """
         rng = check_random_state(self.random_state)
         fit_idx, val_idx = np.arange(len(y)), np.array([], dtype=int)
@@ -242,9 +248,11 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         self.subsets_ = [positive_rows(fit_idx[s], sample_weight) for s in local]
 
         start = time.perf_counter()
-        self.estimators_, times, cpus = fit_each(
-            self._sub_svm(self.estimator, X, y), X, y, self.subsets_, n_jobs=self.n_jobs, sample_weight=sample_weight
+        fits = fit_each(
+            self._sub_svm(self.estimator, X, y), X, y, self.subsets_, n_jobs=self.n_jobs, sample_weight=sample_weight,
+            evaluate=partial(_decision_values_on, rows=fit_idx) if self._evaluates_fit_rows else None,
         )
+        self.estimators_, times, cpus = fits.models, fits.wall_s, fits.cpu_s
         wall = time.perf_counter() - start
         log.info("cross-training first stage: %d SVMs on %d examples each in %.1f s", len(self.subsets_),
                  max(len(s) for s in self.subsets_), wall)
@@ -269,7 +277,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         }
         if self.threshold == "all":
             diagnostics["first_stage_threshold_shifts"] = self.first_stage_shifts_.tolist()
-        return fit_idx, diagnostics
+        return fit_idx, diagnostics, fits
 
     def _sub_svm(self, estimator, X, y: np.ndarray):
         """A clone of ``estimator`` (None: ``SVC()``) to fit on labels -1/+1 (``y``, all rows of ``X``).
@@ -307,7 +315,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         """``s x n`` matrix of first-stage decision values ``f_r(x)`` (thresholds as fitted) on
         ``rows`` of ``X`` (all for None), each row one kernel expansion by blocked matrix products
         (:func:`~svmrepro.algorithms.kernel_expansion.decision_values`)."""
-        decisions = map_each(_decision_values_on, [(model, rows) for model in self.estimators_], X, self.n_jobs)
+        decisions = map_each(partial(_decision_values_on, rows=rows), self.estimators_, X, self.n_jobs)
         return np.vstack(decisions) + self.first_stage_shifts_[:, None]
 
     def decision_function(self, X) -> np.ndarray:
@@ -403,8 +411,8 @@ class CrossTrainingSVC(FirstStageSVC):
         balance, first-stage sizes, #SV and fit times (per SVM, sum, max, wall), margin and
         final fit times, each beside its CPU time (``*_cpu_s``), and the critical path
         ``critical_path_time_s`` / ``critical_path_cpu_s``: the slowest first-stage SVM (one machine
-        each), then the margins and the final SVM. CPU time of the margins is the calling
-        process's share only when ``n_jobs`` > 1.
+        each), then the margins and the final SVM. The margins' time is the slowest first-stage SVM's
+        decision values on the training rows (computed in the task that fitted it) plus the rules.
 
     References
     ----------
@@ -462,13 +470,18 @@ class CrossTrainingSVC(FirstStageSVC):
         """
         return self._fit_with(self._edit_and_fit_final, X, y, sample_weight)
 
-    def _edit_and_fit_final(self, X, y, sample_weight, fit_idx, diagnostics):
-        """Steps 3-6, after the first stage (:meth:`_fit_with`)."""
+    _evaluates_fit_rows = True
+
+    def _edit_and_fit_final(self, X, y, sample_weight, fit_idx, diagnostics, fits):
+        """Steps 3-6, after the first stage (:meth:`_fit_with`), whose tasks computed each SVM's
+        decision values on the training rows (``fits.values``)."""
         val_idx = self.validation_indices_
         start, start_cpu = time.perf_counter(), task_cpu_time()
-        margins = y[fit_idx] * self.first_stage_decisions(X, fit_idx)
+        margins = y[fit_idx] * (np.vstack(fits.values) + self.first_stage_shifts_[:, None])
         self.edit_ = edit = cross_training_keep(margins, self.spread)
-        margin_time, margin_cpu = time.perf_counter() - start, task_cpu_time() - start_cpu
+        # on one machine per first-stage SVM: the slowest one's decision values, then the rules
+        margin_time = max(fits.value_wall_s) + time.perf_counter() - start
+        margin_cpu = max(fits.value_cpu_s) + task_cpu_time() - start_cpu
         self.margin_mean_ = np.full(len(y), np.nan)
         self.margin_spread_ = np.full(len(y), np.nan)
         self.margin_mean_[fit_idx], self.margin_spread_[fit_idx] = edit.mean, edit.spread

@@ -82,39 +82,34 @@ class _ConstantExpert:
 
 def _fit_experts(estimator, X, y, labels, n_experts, n_jobs, sample_weight=None):
     """Step 2: an SVM per part (a constant for a one-class part), each fitted with its rows'
-    ``sample_weight``; returns experts, wall and CPU fit seconds and parts. Rows of weight 0 do
-    not count when telling a one-class part. ``labels`` covers the first ``len(labels)`` rows of
-    ``X``, ``y`` and ``sample_weight`` (the fitting rows; validation rows may follow)."""
+    ``sample_weight``, and the experts' outputs ``s_m(x)`` on every row of ``X``.
+
+    ``labels`` covers the first ``len(labels)`` rows of ``X``, ``y`` and ``sample_weight`` (the
+    fitting rows; validation rows may follow). Rows of weight 0 do not count when telling a
+    one-class part. Returns experts, wall and CPU fit seconds and parts, and the scores: ``S`` of
+    shape (n_samples, M) with each expert's wall and CPU seconds for its column.
+
+    Scoring M experts on all N rows costs about N x (total #SV) kernel values: at Table 1's size it
+    outweighs fitting them. Each expert is scored in the task that fitted it, so it is as parallel
+    as the fits (one expert per machine) and no expert goes back to the cluster to be scored.
+    """
     parts = [np.flatnonzero(labels == k) for k in range(n_experts)]
     counted = parts if sample_weight is None else [idx[sample_weight[idx] > 0] for idx in parts]
     trainable = [k for k, idx in enumerate(counted) if len(np.unique(y[idx])) == 2]
-    fitted, seconds, cpus = fit_each(estimator, X, y, [parts[k] for k in trainable], n_jobs, sample_weight)
+    fits = fit_each(estimator, X, y, [parts[k] for k in trainable], n_jobs, sample_weight, evaluate=decision_values)
     experts = [_ConstantExpert(float(y[idx][0]) if len(idx) else 0.0) for idx in counted]
     times, cpu_times = [0.0] * n_experts, [0.0] * n_experts
-    for k, model, sec, cpu in zip(trainable, fitted, seconds, cpus):
-        experts[k], times[k], cpu_times[k] = model, sec, cpu
-    return experts, times, cpu_times, parts
-
-
-def _timed_scores(experts, X, n_jobs) -> tuple[np.ndarray, list[float], list[float]]:
-    """Decision values ``s_m(x)`` of every expert, shape (n_samples, M), and each expert's wall and
-    CPU seconds.
-
-    Evaluating M experts on all N rows costs about N x (total #SV) kernel values: at Table 1's size
-    it outweighs fitting the experts, and it is as parallel as the fits (one expert per machine).
-    """
-
-    done = map_each(_timed_decision_values, experts, X, n_jobs)
-    return (np.column_stack([values for values, _, _ in done]), [wall for _, wall, _ in done],
-            [cpu for _, _, cpu in done])
-
-
-def _timed_decision_values(expert, X):
-    return timed_task(decision_values, expert, X)
+    scores = {k: timed_task(decision_values, experts[k], X) for k in set(range(n_experts)) - set(trainable)}
+    for k, model, sec, cpu, *scored in zip(trainable, *fits):
+        experts[k], times[k], cpu_times[k], scores[k] = model, sec, cpu, scored
+    S = np.column_stack([scores[k][0] for k in range(n_experts)])
+    return experts, times, cpu_times, parts, (S, [scores[k][1] for k in range(n_experts)],
+                                              [scores[k][2] for k in range(n_experts)])
 
 
 def _scores(experts, X, n_jobs) -> np.ndarray:
-    return _timed_scores(experts, X, n_jobs)[0]
+    """Decision values ``s_m(x)`` of every expert, shape (n_samples, M)."""
+    return np.column_stack(map_each(decision_values, experts, X, n_jobs))
 
 
 def _weights(params, X, n_experts) -> np.ndarray:
@@ -288,8 +283,9 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         The first ``len(labels)`` rows of ``X_all`` (and ``y_all``, ``sample_weight_all``) are the
         fitting rows, the others the validation rows."""
         M, n = self.n_experts, len(labels)
-        experts, times, cpus, parts = _fit_experts(estimator, X_all, y_all, labels, M, self.n_jobs, sample_weight_all)
-        S, score_times, score_cpus = _timed_scores(experts, X_all, self.n_jobs)
+        experts, times, cpus, parts, (S, score_times, score_cpus) = _fit_experts(
+            estimator, X_all, y_all, labels, M, self.n_jobs, sample_weight_all
+        )
         sample_weight, val_weight = subset_weights(sample_weight_all, [slice(None, n), slice(n, None)])
         X, y, val = X_all[:n], y_all[:n], None if n == len(y_all) else (X_all[n:], y_all[n:], val_weight)
         S, S_val = (S, None) if val is None else (S[:n], S[n:])

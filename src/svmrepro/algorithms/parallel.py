@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
+from typing import NamedTuple
 
 import numpy as np
 from joblib import effective_n_jobs, parallel_config
@@ -239,11 +240,31 @@ def timed_task(function: Callable, *args) -> tuple[object, float, float]:
     return out, time.perf_counter() - wall, task_cpu_time() - cpu
 
 
-def _fit_rows(estimator, rows, X, y, sample_weight):
-    """Fit ``estimator`` on ``rows`` of the shared arrays (all rows for None), sliced where the task runs."""
+class SubFits(NamedTuple):
+    """What :func:`fit_each` returns, each list in the order of its ``rows``."""
+
+    models: list
+    #: each fit's wall-clock and CPU seconds (:func:`task_cpu_time`, measured where it ran)
+    wall_s: list[float]
+    cpu_s: list[float]
+    #: ``evaluate(model, X)`` of each model and its wall and CPU seconds (all None without ``evaluate``)
+    values: list
+    value_wall_s: list[float | None]
+    value_cpu_s: list[float | None]
+
+
+def _fit_rows(estimator, rows, evaluate, X, y, sample_weight):
+    """Fit ``estimator`` on ``rows`` of the shared arrays (all rows for None), sliced where the
+    task runs, then ``evaluate`` it there; each step timed (:func:`timed_task`)."""
     if rows is not None:
-        X, y = X[rows], y[rows]
-        sample_weight = None if sample_weight is None else sample_weight[rows]
+        X_rows, y_rows, weight = X[rows], y[rows], None if sample_weight is None else sample_weight[rows]
+    else:
+        X_rows, y_rows, weight = X, y, sample_weight
+    fitted = timed_task(_fit, estimator, X_rows, y_rows, weight)
+    return fitted + ((None, None, None) if evaluate is None else timed_task(evaluate, fitted[0], X))
+
+
+def _fit(estimator, X, y, sample_weight):
     return estimator.fit(X, y) if sample_weight is None else estimator.fit(X, y, sample_weight=sample_weight)
 
 
@@ -251,27 +272,29 @@ def fit_each(
     estimator,
     X,
     y: np.ndarray,
-    rows: Sequence[np.ndarray],
+    rows: Sequence[np.ndarray | None],
     n_jobs: int | None = None,
     sample_weight: np.ndarray | None = None,
-) -> tuple[list, list[float], list[float]]:
+    evaluate: Callable | None = None,
+) -> SubFits:
     """Fit a clone of ``estimator`` on ``(X[r], y[r])`` (with ``sample_weight[r]``) for each ``r`` of ``rows``.
 
     ``X``, ``y`` and ``sample_weight`` go to the workers whole, once (see :func:`data_on_cluster`);
-    each task gets its index array and slices where it runs. Returns the fitted clones, each one's
-    wall-clock fit seconds and each one's CPU fit seconds (:func:`task_cpu_time`, measured where it
-    ran), in input order.
+    each task gets its index array (None: all rows) and slices where it runs. ``evaluate(model,
+    X)``, if given, runs in the same task right after the fit (e.g. the model's decision values on
+    the whole ``X``): a sub-model that is evaluated on the training set is not sent back to the
+    cluster for it.
     """
     with data_on_cluster(X, y, sample_weight):
-        done = _run_all(timed_task, [(_fit_rows, clone(estimator), r) for r in rows], (X, y, sample_weight), n_jobs)
-    return [model for model, _, _ in done], [wall for _, wall, _ in done], [cpu for _, _, cpu in done]
+        done = _run_all(_fit_rows, [(clone(estimator), r, evaluate) for r in rows], (X, y, sample_weight), n_jobs)
+    return SubFits(*(list(column) for column in zip(*done))) if done else SubFits(*([] for _ in SubFits._fields))
 
 
 def fit_one(estimator, X, y, rows: np.ndarray | None = None, sample_weight=None):
     """A clone of ``estimator`` fitted on ``rows`` of ``(X, y)`` (all for None; with
     ``sample_weight``), its fit's wall seconds and its fit's CPU seconds."""
-    (model,), (seconds,), (cpu,) = fit_each(estimator, X, y, [rows], sample_weight=sample_weight)
-    return model, seconds, cpu
+    fits = fit_each(estimator, X, y, [rows], sample_weight=sample_weight)
+    return fits.models[0], fits.wall_s[0], fits.cpu_s[0]
 
 
 def map_each(function: Callable, items: Sequence, X, n_jobs: int | None = None) -> list:
