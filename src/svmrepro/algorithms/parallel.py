@@ -20,7 +20,6 @@ workers do not each start one thread per core: ``blas_threads`` of :func:`backen
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -35,21 +34,31 @@ from sklearn.base import clone
 from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
+from svmrepro.algorithms.cluster_sessions import dask_client, no_worker_error, ray_session
 from svmrepro.signals import end_with_parent
 
 #: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
 BACKENDS = ("loky", "threading", "dask", "ray")
 
 _BLAS_THREADS: ContextVar[int | None] = ContextVar("svmrepro_blas_threads", default=None)
+
+
+class _Engine(NamedTuple):
+    name: str
+    address: str | None = None
+    #: seconds to wait for a dask scheduler and its workers
+    timeout: float = 60.0
+
+
 #: the engine of the innermost backend_context (joblib's default outside one)
-_ENGINE: ContextVar[str] = ContextVar("svmrepro_engine", default="loky")
+_ENGINE: ContextVar[_Engine] = ContextVar("svmrepro_engine", default=_Engine("loky"))
 #: True inside data_on_cluster's block on dask: its backend serves every call of the block
 _SHARING: ContextVar[bool] = ContextVar("svmrepro_sharing", default=False)
 
 
 @contextmanager
 def backend_context(
-    backend: str = "loky", *, address: str | None = None, blas_threads: int | None = None
+    backend: str = "loky", *, address: str | None = None, blas_threads: int | None = None, timeout: float = 60.0
 ) -> Iterator[None]:
     """Run the parallel sub-fits inside the ``with`` block on ``backend``.
 
@@ -66,6 +75,14 @@ def backend_context(
         Scheduler of the dask or ray cluster; unused by loky and threading.
     blas_threads : int >= 1 or None
         BLAS/OpenMP threads per parallel task; None: ``cpu_count // workers``.
+    timeout : float
+        Seconds to wait for the dask scheduler at ``address`` to answer and for one of its workers
+        to be there, when the block starts and whenever a fit sends its data; then a
+        :class:`~svmrepro.errors.ConfigError` in one line names the address and what to do.
+
+    A worker lost in the middle of a fit costs only time on dask: every worker holds the fit's
+    data (:func:`data_on_cluster`) and each task carries its own rows, so the scheduler reruns the
+    lost worker's tasks on the others.
 
     The engine changes where and how fast sub-models are fitted, never which models are fitted.
     """
@@ -75,14 +92,18 @@ def backend_context(
         raise ValueError(f"blas_threads={blas_threads!r} must be an integer >= 1 or None")
     with ExitStack() as stack:
         if backend == "dask":
-            stack.enter_context(_dask_client(address))
+            stack.enter_context(dask_client(address, timeout))
         elif backend == "ray":
-            stack.enter_context(_ray_session(address))
+            stack.enter_context(ray_session(address))
         # a loky worker ends when the process that started it dies, even by SIGKILL, idle or fitting
-        workers = {"initializer": end_with_parent} if backend == "loky" else {}
-        stack.enter_context(parallel_config(backend=backend, **workers))
+        options = {
+            "loky": {"initializer": end_with_parent},
+            # joblib's own wait when a call finds no worker, as long as ours
+            "dask": {"wait_for_workers_timeout": timeout},
+        }.get(backend, {})
+        stack.enter_context(parallel_config(backend=backend, **options))
         stack.callback(_BLAS_THREADS.reset, _BLAS_THREADS.set(blas_threads))
-        stack.callback(_ENGINE.reset, _ENGINE.set(backend))
+        stack.callback(_ENGINE.reset, _ENGINE.set(_Engine(backend, address, timeout)))
         yield
 
 
@@ -101,63 +122,20 @@ def data_on_cluster(*arrays) -> Iterator[None]:
     call, threads share them, and ray's backend puts large arguments in its object store.
     """
     shared = [array for array in arrays if array is not None]
-    if _ENGINE.get() != "dask" or _SHARING.get() or not shared:
+    engine = _ENGINE.get()
+    if engine.name != "dask" or _SHARING.get() or not shared:
         yield
         return
-    with parallel_config(backend="dask", scatter=shared):
+    try:  # the scatter waits for a worker as long as the client's timeout (backend_context's)
+        config = parallel_config(backend="dask", scatter=shared, wait_for_workers_timeout=engine.timeout)
+    except TimeoutError:
+        raise no_worker_error(engine.address, engine.timeout) from None
+    with config:
         token = _SHARING.set(True)
         try:
             yield
         finally:
             _SHARING.reset(token)
-
-
-@contextmanager
-def _dask_client(address: str | None):
-    from distributed import Client, LocalCluster, default_client
-
-    if address is not None:
-        with Client(address):
-            yield
-        return
-    try:
-        default_client()
-    except ValueError:  # no client yet: a cluster of this machine for the block
-        # its HTTP server on a free loopback port (dashboard_address=None still binds :8787),
-        # and the cluster's INFO lines kept out of the run's log
-        with _log_level("distributed", logging.WARNING), LocalCluster(
-            threads_per_worker=1, dashboard_address="127.0.0.1:0"
-        ) as cluster, Client(cluster):
-            yield
-        return
-    yield  # joblib's dask backend finds the current default client itself
-
-
-@contextmanager
-def _log_level(name: str, level: int):
-    logger = logging.getLogger(name)
-    before = logger.level
-    logger.setLevel(level)
-    try:
-        yield
-    finally:
-        logger.setLevel(before)
-
-
-@contextmanager
-def _ray_session(address: str | None):
-    import ray
-    from ray.util.joblib import register_ray
-
-    register_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address)
-    try:
-        yield
-    finally:
-        if started:
-            ray.shutdown()
 
 
 def _task_threads(n_jobs: int | None) -> int | None:
