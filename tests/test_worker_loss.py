@@ -76,6 +76,18 @@ def test_a_cluster_whose_workers_are_gone_fails_within_the_timeout_in_one_line(t
     assert 2 <= seconds < 10
 
 
+def test_a_fit_whose_last_worker_dies_fails_within_the_timeout_in_one_line(tmp_path, by_value):
+    with dask_processes(tmp_path, n_workers=1) as cluster:
+        killer = threading.Timer(1.5 * FIT_SECONDS, cluster.kill_all_workers)
+        with pytest.raises(ConfigError, match=f"^parallel.address={cluster.address}: no dask worker after 2 s"):
+            with backend_context("dask", address=cluster.address, timeout=2):
+                killer.start()
+                started = time.monotonic()
+                CrossTrainingSVC(SlowSVC(**RBF), n_subsets=6, random_state=0, n_jobs=2).fit(X, y)
+        killer.join()
+    assert time.monotonic() - started < 1.5 * FIT_SECONDS + 2 + 5  # the kill, the timeout, the client's polling
+
+
 @pytest.fixture
 def closed_port() -> int:
     with socket.socket() as probe:

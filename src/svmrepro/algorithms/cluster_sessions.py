@@ -9,6 +9,8 @@ waiting for an outside timeout.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from contextlib import contextmanager
 
 from svmrepro.errors import ConfigError, first_line
@@ -41,7 +43,13 @@ def dask_client(address: str | None, timeout: float):
                 client.wait_for_workers(1, timeout=timeout)
             except TimeoutError:
                 raise no_worker_error(address, timeout) from None
-            yield
+            with _closed_without_workers(client, timeout) as abandoned:
+                try:
+                    yield
+                except Exception:
+                    if abandoned.is_set():
+                        raise no_worker_error(address, timeout) from None
+                    raise
         return
     try:
         default_client()
@@ -54,6 +62,37 @@ def dask_client(address: str | None, timeout: float):
             yield
         return
     yield  # joblib's dask backend finds the current default client itself
+
+
+@contextmanager
+def _closed_without_workers(client, timeout: float):
+    """Close ``client`` once its scheduler has had no worker for ``timeout`` seconds.
+
+    Tasks of a cluster whose last worker is gone wait for a new one, for ever unless the
+    scheduler was started with a no-workers timeout: closing the client cancels them, so the fit
+    waiting on them ends. Yields the event set when that happened.
+    """
+    stop, abandoned = threading.Event(), threading.Event()
+
+    def watch():
+        alone_since = None
+        while not stop.wait(1.0):
+            if client.scheduler_info().get("workers"):  # the client's view, refreshed every few seconds
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+            elif time.monotonic() - alone_since > timeout:
+                abandoned.set()
+                client.close()
+                return
+
+    watcher = threading.Thread(target=watch, name="svmrepro-dask-workers", daemon=True)
+    watcher.start()
+    try:
+        yield abandoned
+    finally:
+        stop.set()
+        watcher.join()
 
 
 @contextmanager

@@ -12,6 +12,8 @@ task gets only its index array; the task slices ``X[rows]`` where it runs. ``X``
 top-level task arguments, never captured in a closure, so joblib sends them once per call rather
 than once per task, and a fit that wraps its calls in :func:`data_on_cluster` sends them to a
 dask cluster once per fit, a copy on every worker (a lost worker loses no input of the others).
+A sub-model that is evaluated on the training set (the mixture's experts, cross-training's margins)
+is evaluated in the task that fitted it (``fit_each(..., evaluate=)``), so it never travels back.
 
 Each parallel task runs with a bounded BLAS/OpenMP thread pool (threadpoolctl), so ``n_jobs``
 workers do not each start one thread per core: ``blas_threads`` of :func:`backend_context`, else
@@ -119,7 +121,8 @@ def data_on_cluster(*arrays) -> Iterator[None]:
     wraps its whole work in one block; the calls inside a block open none of their own.
 
     On loky, threading and ray the block changes nothing: loky memory-maps large arrays for each
-    call, threads share them, and ray's backend puts large arguments in its object store.
+    call, threads share them, and ray's joblib backend puts each top-level argument in its object
+    store once per call (``ray.util.multiprocessing.Pool``'s registry), not once per task.
     """
     shared = [array for array in arrays if array is not None]
     engine = _ENGINE.get()
