@@ -125,7 +125,7 @@ def test_ray_fits_the_serial_model(model, ray_session):
     _assert_same_model(serial, remote)
 
 
-def _blas_threads(_=None):
+def _blas_threads(_=None, X=None):
     time.sleep(0.02)  # tasks of the threading backend overlap
     return max(pool["num_threads"] for pool in threadpool_info())
 
@@ -134,11 +134,11 @@ def _blas_threads(_=None):
 def test_parallel_tasks_get_a_bounded_blas_pool_and_the_process_gets_its_own_back():
     before = _blas_threads()
     with backend_context("threading", blas_threads=1):
-        assert map_each(_blas_threads, range(8), n_jobs=2) == [1] * 8
+        assert map_each(_blas_threads, range(8), None, n_jobs=2) == [1] * 8
     assert _blas_threads() == before  # overlapping tasks share one limit; the last one restores it
     with backend_context("threading"):  # default: the cores shared among the workers
-        assert max(map_each(_blas_threads, range(4), n_jobs=2)) <= max(1, os.cpu_count() // 2)
-    assert map_each(_blas_threads, [0], n_jobs=2) == [before]  # a serial call is left alone
+        assert max(map_each(_blas_threads, range(4), None, n_jobs=2)) <= max(1, os.cpu_count() // 2)
+    assert map_each(_blas_threads, [0], None, n_jobs=2) == [before]  # a serial call is left alone
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -166,7 +166,7 @@ def test_each_task_reports_its_own_cpu_time_beside_its_wall_time(backend):
     its own CPU time, not its process's."""
     with backend_context(backend):
         (_, asleep_wall, asleep_cpu), (_, _, busy_cpu) = map_each(
-            lambda spin: timed_task(_busy_or_asleep, spin), [False, True], n_jobs=2
+            lambda spin, _: timed_task(_busy_or_asleep, spin), [False, True], None, n_jobs=2
         )
     assert asleep_wall >= 0.3
     assert asleep_cpu < 0.1
@@ -174,6 +174,6 @@ def test_each_task_reports_its_own_cpu_time_beside_its_wall_time(backend):
 
 
 def test_fit_each_returns_wall_and_cpu_seconds_per_part():
-    models, walls, cpus = fit_each(SVC(), [(X, y), (X[:50], y[:50])])
+    models, walls, cpus, *_ = fit_each(SVC(), X, y, [np.arange(len(y)), np.arange(50)])
     assert len(models) == len(walls) == len(cpus) == 2
     assert all(w > 0 for w in walls) and all(c >= 0 for c in cpus)

@@ -157,7 +157,7 @@ def test_too_few_examples_for_the_experts_is_an_error():
 def test_a_one_class_part_becomes_a_constant_expert():
     labels = np.where(TOY.y_train > 0, 0, 1)
     labels[:20] = 2  # the only two-class part
-    experts, times, cpus, parts = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 3, 1)
+    experts, times, cpus, parts, _ = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 3, 1)
     assert [len(p) for p in parts] == [np.sum(labels == k) for k in range(3)]
     np.testing.assert_array_equal(experts[0].decision_function(TOY.X_test[:3]), [1.0, 1.0, 1.0])
     np.testing.assert_array_equal(experts[1].decision_function(TOY.X_test[:3]), [-1.0, -1.0, -1.0])
@@ -168,7 +168,7 @@ def test_a_one_class_part_becomes_a_constant_expert():
 def test_a_part_whose_weighted_rows_hold_one_class_becomes_a_constant_expert():
     labels = (np.arange(len(TOY.y_train)) < 100).astype(int)
     weights = np.where((labels == 1) & (TOY.y_train < 0), 0.0, 1.0)  # part 1 keeps only positives' weight
-    experts, times, _, _ = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 2, 1, weights)
+    experts, times, _, _, _ = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 2, 1, weights)
     np.testing.assert_array_equal(experts[1].decision_function(TOY.X_test[:3]), [1.0, 1.0, 1.0])
     assert times[1] == 0.0 and len(experts[0].support_) > 0
 
@@ -182,7 +182,7 @@ def test_predict_before_fit_is_a_not_fitted_error():
 def test_expert_outputs_are_the_kernel_expansions_of_libsvm():
     labels = np.arange(len(TOY.y_train)) % 3
     labels[(labels == 2) & (TOY.y_train > 0)] = 0  # part 2 holds negatives only: a constant expert
-    experts, _, _, _ = _fit_experts(SVC(kernel="rbf", C=10.0, gamma=0.5), TOY.X_train, TOY.y_train, labels, 3, 1)
+    experts, _, _, _, _ = _fit_experts(SVC(kernel="rbf", C=10.0, gamma=0.5), TOY.X_train, TOY.y_train, labels, 3, 1)
     libsvm = np.column_stack([expert.decision_function(TOY.X_test) for expert in experts])
     np.testing.assert_allclose(_scores(experts, TOY.X_test, None), libsvm, rtol=0, atol=1e-9)
     assert np.all(libsvm[:, 2] == -1.0)  # the constant expert keeps its own output
@@ -191,7 +191,7 @@ def test_expert_outputs_are_the_kernel_expansions_of_libsvm():
 def test_each_expert_is_fitted_with_the_weights_of_its_rows():
     labels = np.arange(len(TOY.y_train)) % 2
     weights = np.random.default_rng(0).uniform(0.2, 3.0, size=len(TOY.y_train))
-    experts, _, _, parts = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 2, 1, weights)
+    experts, _, _, parts, _ = _fit_experts(LINEAR, TOY.X_train, TOY.y_train, labels, 2, 1, weights)
     for expert, rows in zip(experts, parts):
         alone = SVC(kernel="linear", C=1.0).fit(TOY.X_train[rows], TOY.y_train[rows], sample_weight=weights[rows])
         np.testing.assert_allclose(expert.dual_coef_, alone.dual_coef_)

@@ -86,13 +86,15 @@ class BaggedFirstStageSVC(FirstStageSVC):
         weight left out, as SVC leaves them out) and weighs the validation errors of ``threshold``.
         The subsets are drawn from the rows, so an integer weight is not the same as repeating a row.
         """
-        self._validate_params()
-        X, y, sample_weight, _, diagnostics = self._fit_first_stage(X, y, sample_weight)
+        return self._fit_with(self._combine, X, y, sample_weight)
+
+    def _combine(self, X, y, sample_weight, fit_idx, diagnostics, fits):
+        """The aggregate's threshold, support and diagnostics, after the first stage (``_fit_with``)."""
         val = self.validation_indices_
         self.threshold_shift_ = 0.0
         if self.threshold != "svm":
             (val_weight,) = subset_weights(sample_weight, [val])
-            self.threshold_shift_ = best_threshold_shift(self._decision(X[val]), y[val], val_weight)
+            self.threshold_shift_ = best_threshold_shift(self._decision(X, val), y[val], val_weight)
         self.support_counts_ = {}
         flags = [_support_flags(m, s) for m, s in zip(self.estimators_, self.subsets_)]
         if all(f is not None for f in flags):
@@ -107,8 +109,7 @@ class BaggedFirstStageSVC(FirstStageSVC):
                 "n_sv_sum": len(sv),
             }
         self.diagnostics_ = {**diagnostics, "threshold_shift": self.threshold_shift_}
-        return self
 
-    def _decision(self, X):
-        decisions = self.first_stage_decisions(X)
+    def _decision(self, X, rows=None):
+        decisions = self.first_stage_decisions(X, rows)
         return np.mean(decisions if self.aggregation == "mean" else np.sign(decisions), axis=0)

@@ -2,8 +2,8 @@
 
 Wen & Lu (ISNN 2004, :mod:`svmrepro.algorithms.wen_lu_cascade`) and Graf et al. (NIPS 2004,
 :mod:`svmrepro.algorithms.graf_cascade`) both filter non-support vectors out in stages of
-independent sub-SVMs, fitted in parallel by :func:`svmrepro.algorithms.parallel.fit_each`; the
-last stage is one SVM, the model kept. A stage is a list of :class:`Subproblem`; their costs add
+independent sub-SVMs, fitted in parallel by :func:`svmrepro.algorithms.parallel.fit_each` (each
+sub-SVM is an index set into the one X, sent to a cluster once per fit); the last stage is one SVM, the model kept. A stage is a list of :class:`Subproblem`; their costs add
 up to the critical path (:func:`critical_path`), the training time on enough cores.
 
 :class:`CascadeClassifier` is the estimator both cascades subclass: it checks the input, resolves
@@ -24,8 +24,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_each
-from svmrepro.algorithms.sub_svms import sub_svm, subset_weights
+from svmrepro.algorithms.parallel import data_on_cluster, fit_each
+from svmrepro.algorithms.sub_svms import sub_svm
 from svmrepro.metrics import support_counts
 
 log = logging.getLogger(__name__)  # progress of long fits, one line per step
@@ -85,9 +85,7 @@ def fit_step(svm, X, y, step: str, names, subsets, n_jobs, sample_weight=None) -
     ``sample_weight`` (over all of X, or None) is cut to each subset's rows. The subsets hold
     rows of positive weight only: scikit-learn's ``support_`` counts only the rows LIBSVM kept.
     """
-    models, times, cpus = fit_each(
-        svm, [(X[s], y[s]) for s in subsets], n_jobs=n_jobs, sample_weights=subset_weights(sample_weight, subsets)
-    )
+    models, times, cpus, *_ = fit_each(svm, X, y, subsets, n_jobs=n_jobs, sample_weight=sample_weight)
     subs = [
         Subproblem(step, name, s, np.sort(s[m.support_]), t, t, c, c)
         for name, s, m, t, c in zip(names, subsets, models, times, cpus)
@@ -150,7 +148,8 @@ class CascadeClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         rows = np.arange(len(y)) if sample_weight is None else np.flatnonzero(sample_weight > 0)
         svm = sub_svm(self.estimator, X, self.classes_, y)
         signed = np.where(y == self.classes_[1], 1, -1)
-        final, steps, diagnostics = self._cascade(svm, X, signed, rows, sample_weight)
+        with data_on_cluster(X, signed, sample_weight):  # every step's sub-SVMs read the one copy
+            final, steps, diagnostics = self._cascade(svm, X, signed, rows, sample_weight)
         self.final_estimator_, self.steps_ = final, steps
         self.support_ = steps[-1][0].support
         self.support_vectors_ = X[self.support_]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from numbers import Integral
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -29,7 +30,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_each, map_each, task_cpu_time
+from svmrepro.algorithms.parallel import data_on_cluster, fit_each, fit_one, map_each, task_cpu_time
 from svmrepro.algorithms.sub_svms import positive_rows, sub_svm, subset_weights
 from svmrepro.metrics import final_estimator, support_counts
 
@@ -158,6 +159,11 @@ def _validation_split(y: np.ndarray, n_val: int, rng, names, size) -> tuple[np.n
     return np.setdiff1d(np.arange(len(y)), val), val
 
 
+def _decision_values_on(model, X, rows: np.ndarray | None = None) -> np.ndarray:
+    """A model's decision values on ``rows`` of ``X`` (all for None), sliced where the task runs."""
+    return decision_values(model, X if rows is None else X[rows])
+
+
 def _needs_validation(owner, param: str, value) -> InvalidParameterError:
     return InvalidParameterError(
         f"The {param!r} parameter of {type(owner).__name__} is chosen on a validation split and must be "
@@ -192,14 +198,26 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def _fit_first_stage(self, X, y, sample_weight):
-        """Validate, split off the validation set, fit the first-stage SVMs.
+    #: evaluate each first-stage SVM on the training rows in the task that fits it (cross-training's
+    #: margins), so that no fitted SVM goes back to a cluster for it
+    _evaluates_fit_rows = False
 
-        Sets ``classes_``, ``estimators_``, ``subsets_``, ``validation_indices_`` and
-        ``first_stage_shifts_``; returns ``(X, y, sample_weight)`` with ``y`` in {-1, +1} and
-        ``sample_weight`` validated (None if not given), the indices of the training
-        (non-validation) examples, and the first-stage diagnostics.
+    def _fit_with(self, rest, X, y, sample_weight):
+        """Validate, fit the first stage, then ``rest(X, y, sample_weight, fit_idx, diagnostics, fits)``.
+
+        Both stages read one copy of the data on a cluster
+        (:func:`~svmrepro.algorithms.parallel.data_on_cluster`). ``rest`` gets the validated data
+        (:meth:`_check_data`) and what :meth:`_fit_first_stage` returns; returns ``self``.
         """
+        self._validate_params()
+        X, y, sample_weight = self._check_data(X, y, sample_weight)
+        with data_on_cluster(X, y, sample_weight):
+            rest(X, y, sample_weight, *self._fit_first_stage(X, y, sample_weight))
+        return self
+
+    def _check_data(self, X, y, sample_weight):
+        """Sets ``classes_``; returns ``(X, y, sample_weight)`` with ``y`` in {-1, +1} and
+        ``sample_weight`` validated (None if not given)."""
         X, y = validate_data(self, X, y, accept_sparse="csr")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
@@ -210,7 +228,16 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
             raise ValueError(f"{type(self).__name__} needs examples of 2 classes; got 1 class ({self.classes_[0]})")
-        y = np.where(y == self.classes_[1], 1, -1)
+        return X, np.where(y == self.classes_[1], 1, -1), sample_weight
+
+    def _fit_first_stage(self, X, y, sample_weight):
+        """Split off the validation set, fit the first-stage SVMs.
+
+        Sets ``estimators_``, ``subsets_``, ``validation_indices_`` and ``first_stage_shifts_``;
+        returns the indices of the training (non-validation) examples, the first-stage diagnostics
+        and the :class:`~svmrepro.algorithms.parallel.SubFits` (with each SVM's decision values on
+        the training rows if ``_evaluates_fit_rows``).
+        """
         rng = check_random_state(self.random_state)
         fit_idx, val_idx = np.arange(len(y)), np.array([], dtype=int)
         if self.validation_size is not None:
@@ -221,12 +248,11 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         self.subsets_ = [positive_rows(fit_idx[s], sample_weight) for s in local]
 
         start = time.perf_counter()
-        self.estimators_, times, cpus = fit_each(
-            self._sub_svm(self.estimator, X, y),
-            [(X[s], y[s]) for s in self.subsets_],
-            n_jobs=self.n_jobs,
-            sample_weights=subset_weights(sample_weight, self.subsets_),
+        fits = fit_each(
+            self._sub_svm(self.estimator, X, y), X, y, self.subsets_, n_jobs=self.n_jobs, sample_weight=sample_weight,
+            evaluate=partial(_decision_values_on, rows=fit_idx) if self._evaluates_fit_rows else None,
         )
+        self.estimators_, times, cpus = fits.models, fits.wall_s, fits.cpu_s
         wall = time.perf_counter() - start
         log.info("cross-training first stage: %d SVMs on %d examples each in %.1f s", len(self.subsets_),
                  max(len(s) for s in self.subsets_), wall)
@@ -251,7 +277,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         }
         if self.threshold == "all":
             diagnostics["first_stage_threshold_shifts"] = self.first_stage_shifts_.tolist()
-        return X, y, sample_weight, fit_idx, diagnostics
+        return fit_idx, diagnostics, fits
 
     def _sub_svm(self, estimator, X, y: np.ndarray):
         """A clone of ``estimator`` (None: ``SVC()``) to fit on labels -1/+1 (``y``, all rows of ``X``).
@@ -285,11 +311,11 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"validation_size={size!r} asks for {n_val} of the {n} training examples")
         return n_val
 
-    def first_stage_decisions(self, X) -> np.ndarray:
-        """``s x n`` matrix of first-stage decision values ``f_r(x)`` (thresholds as fitted), each
-        row one kernel expansion by blocked matrix products
+    def first_stage_decisions(self, X, rows: np.ndarray | None = None) -> np.ndarray:
+        """``s x n`` matrix of first-stage decision values ``f_r(x)`` (thresholds as fitted) on
+        ``rows`` of ``X`` (all for None), each row one kernel expansion by blocked matrix products
         (:func:`~svmrepro.algorithms.kernel_expansion.decision_values`)."""
-        decisions = map_each(lambda model: decision_values(model, X), self.estimators_, n_jobs=self.n_jobs)
+        decisions = map_each(partial(_decision_values_on, rows=rows), self.estimators_, X, self.n_jobs)
         return np.vstack(decisions) + self.first_stage_shifts_[:, None]
 
     def decision_function(self, X) -> np.ndarray:
@@ -385,8 +411,8 @@ class CrossTrainingSVC(FirstStageSVC):
         balance, first-stage sizes, #SV and fit times (per SVM, sum, max, wall), margin and
         final fit times, each beside its CPU time (``*_cpu_s``), and the critical path
         ``critical_path_time_s`` / ``critical_path_cpu_s``: the slowest first-stage SVM (one machine
-        each), then the margins and the final SVM. CPU time of the margins is the calling
-        process's share only when ``n_jobs`` > 1.
+        each), then the margins and the final SVM. The margins' time is the slowest first-stage SVM's
+        decision values on the training rows (computed in the task that fitted it) plus the rules.
 
     References
     ----------
@@ -442,14 +468,20 @@ class CrossTrainingSVC(FirstStageSVC):
         left out of every fit, as SVC leaves them out. The subsets are drawn from the rows, not
         from the weights: an integer weight is not the same as repeating the row.
         """
-        self._validate_params()
-        X, y, sample_weight, fit_idx, diagnostics = self._fit_first_stage(X, y, sample_weight)
-        val_idx = self.validation_indices_
+        return self._fit_with(self._edit_and_fit_final, X, y, sample_weight)
 
+    _evaluates_fit_rows = True
+
+    def _edit_and_fit_final(self, X, y, sample_weight, fit_idx, diagnostics, fits):
+        """Steps 3-6, after the first stage (:meth:`_fit_with`), whose tasks computed each SVM's
+        decision values on the training rows (``fits.values``)."""
+        val_idx = self.validation_indices_
         start, start_cpu = time.perf_counter(), task_cpu_time()
-        margins = y[fit_idx] * self.first_stage_decisions(X[fit_idx])
+        margins = y[fit_idx] * (np.vstack(fits.values) + self.first_stage_shifts_[:, None])
         self.edit_ = edit = cross_training_keep(margins, self.spread)
-        margin_time, margin_cpu = time.perf_counter() - start, task_cpu_time() - start_cpu
+        # on one machine per first-stage SVM: the slowest one's decision values, then the rules
+        margin_time = max(fits.value_wall_s) + time.perf_counter() - start
+        margin_cpu = max(fits.value_cpu_s) + task_cpu_time() - start_cpu
         self.margin_mean_ = np.full(len(y), np.nan)
         self.margin_spread_ = np.full(len(y), np.nan)
         self.margin_mean_[fit_idx], self.margin_spread_[fit_idx] = edit.mean, edit.spread
@@ -499,7 +531,6 @@ class CrossTrainingSVC(FirstStageSVC):
             "critical_path_cpu_s": diagnostics["first_stage_fit_cpu_max_s"] + margin_cpu
             + final_diagnostics["final_search_cpu_s"],
         }
-        return self
 
     def _fit_final(self, X, y, sample_weight, idx, val_idx) -> dict:
         """Step 6 on rows ``idx``, with the sec. 4.3 threshold and the final parameters chosen on
@@ -510,12 +541,12 @@ class CrossTrainingSVC(FirstStageSVC):
         base = self.estimator if self.final_estimator is None else self.final_estimator
         base = SVC() if base is None else base
         grid = ParameterGrid(self.final_param_grid) if self.final_param_grid is not None else [{}]
-        weight, val_weight = subset_weights(sample_weight, [idx, val_idx])
+        (val_weight,) = subset_weights(sample_weight, [val_idx])
         X_val, y_val = X[val_idx], y[val_idx]
         best, times, cpus, val_errors = None, [], [], []
         for params in grid:
             model = self._sub_svm(clone(base).set_params(**params), X, y)
-            (model,), (seconds,), (cpu,) = fit_each(model, [(X[idx], y[idx])], sample_weights=[weight])
+            model, seconds, cpu = fit_one(model, X, y, idx, sample_weight)
             decision = decision_values(model, X_val) if len(y_val) else np.zeros(0)
             shift = best_threshold_shift(decision, y_val, val_weight) if self.threshold != "svm" else 0.0
             error = validation_error(decision + shift, y_val, val_weight) if len(y_val) else np.nan

@@ -32,8 +32,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms.kernel_expansion import decision_values, supports_expansion
-from svmrepro.algorithms.parallel import fit_each
-from svmrepro.algorithms.sub_svms import positive_rows, subset_weights
+from svmrepro.algorithms.parallel import fit_one
+from svmrepro.algorithms.sub_svms import positive_rows
 from svmrepro.metrics import support_counts
 
 
@@ -253,11 +253,8 @@ class EditedSVC(ClassifierMixin, BaseEstimator):
                 f"editor={self.editor_!r} removed every example of class(es) {lost.tolist()}"
                 + ("" if sample_weight is None else " of non-zero sample_weight")
             )
-        (self.estimator_,), (fit_time,), _ = fit_each(
-            SVC() if self.estimator is None else self.estimator,
-            [(X[rows], y[rows])],
-            n_jobs=1,
-            sample_weights=subset_weights(sample_weight, [rows]),
+        self.estimator_, fit_time, _ = fit_one(
+            SVC() if self.estimator is None else self.estimator, X, y, rows, sample_weight=sample_weight
         )
         self.support_counts_ = support_counts(self.estimator_)
         self.diagnostics_ = {

@@ -34,7 +34,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from svmrepro.algorithms import gater as gnet
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_each, map_each, task_cpu_time, timed_task
+from svmrepro.algorithms.parallel import data_on_cluster, fit_each, map_each, task_cpu_time, timed_task
 from svmrepro.algorithms.sub_svms import sub_svm, subset_weights
 from svmrepro.metrics import support_counts
 
@@ -82,37 +82,34 @@ class _ConstantExpert:
 
 def _fit_experts(estimator, X, y, labels, n_experts, n_jobs, sample_weight=None):
     """Step 2: an SVM per part (a constant for a one-class part), each fitted with its rows'
-    ``sample_weight``; returns experts, wall and CPU fit seconds and parts. Rows of weight 0 do
-    not count when telling a one-class part."""
+    ``sample_weight``, and the experts' outputs ``s_m(x)`` on every row of ``X``.
+
+    ``labels`` covers the first ``len(labels)`` rows of ``X``, ``y`` and ``sample_weight`` (the
+    fitting rows; validation rows may follow). Rows of weight 0 do not count when telling a
+    one-class part. Returns experts, wall and CPU fit seconds and parts, and the scores: ``S`` of
+    shape (n_samples, M) with each expert's wall and CPU seconds for its column.
+
+    Scoring M experts on all N rows costs about N x (total #SV) kernel values: at Table 1's size it
+    outweighs fitting them. Each expert is scored in the task that fitted it, so it is as parallel
+    as the fits (one expert per machine) and no expert goes back to the cluster to be scored.
+    """
     parts = [np.flatnonzero(labels == k) for k in range(n_experts)]
     counted = parts if sample_weight is None else [idx[sample_weight[idx] > 0] for idx in parts]
     trainable = [k for k, idx in enumerate(counted) if len(np.unique(y[idx])) == 2]
-    fitted, seconds, cpus = fit_each(
-        estimator, [(X[parts[k]], y[parts[k]]) for k in trainable], n_jobs,
-        sample_weights=subset_weights(sample_weight, [parts[k] for k in trainable]),
-    )
+    fits = fit_each(estimator, X, y, [parts[k] for k in trainable], n_jobs, sample_weight, evaluate=decision_values)
     experts = [_ConstantExpert(float(y[idx][0]) if len(idx) else 0.0) for idx in counted]
     times, cpu_times = [0.0] * n_experts, [0.0] * n_experts
-    for k, model, sec, cpu in zip(trainable, fitted, seconds, cpus):
-        experts[k], times[k], cpu_times[k] = model, sec, cpu
-    return experts, times, cpu_times, parts
-
-
-def _timed_scores(experts, X, n_jobs) -> tuple[np.ndarray, list[float], list[float]]:
-    """Decision values ``s_m(x)`` of every expert, shape (n_samples, M), and each expert's wall and
-    CPU seconds.
-
-    Evaluating M experts on all N rows costs about N x (total #SV) kernel values: at Table 1's size
-    it outweighs fitting the experts, and it is as parallel as the fits (one expert per machine).
-    """
-
-    done = map_each(lambda expert: timed_task(decision_values, expert, X), experts, n_jobs)
-    return (np.column_stack([values for values, _, _ in done]), [wall for _, wall, _ in done],
-            [cpu for _, _, cpu in done])
+    scores = {k: timed_task(decision_values, experts[k], X) for k in set(range(n_experts)) - set(trainable)}
+    for k, model, sec, cpu, *scored in zip(trainable, *fits):
+        experts[k], times[k], cpu_times[k], scores[k] = model, sec, cpu, scored
+    S = np.column_stack([scores[k][0] for k in range(n_experts)])
+    return experts, times, cpu_times, parts, (S, [scores[k][1] for k in range(n_experts)],
+                                              [scores[k][2] for k in range(n_experts)])
 
 
 def _scores(experts, X, n_jobs) -> np.ndarray:
-    return _timed_scores(experts, X, n_jobs)[0]
+    """Decision values ``s_m(x)`` of every expert, shape (n_samples, M)."""
+    return np.column_stack(map_each(decision_values, experts, X, n_jobs))
 
 
 def _weights(params, X, n_experts) -> np.ndarray:
@@ -246,47 +243,52 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         gen = np.random.default_rng(rng.randint(2**32 - 1))
         M = self.n_experts
-        fit_rows = np.arange(len(y_pm))
-        val = None
-        if self.validation_fraction is not None:
+        n_fit = len(y_pm)
+        if self.validation_fraction is not None:  # the fitting rows first, then the validation rows
             perm = gen.permutation(len(y_pm))
             n_val = max(1, int(round(self.validation_fraction * len(y_pm))))
-            fit_rows, val_rows = np.sort(perm[n_val:]), np.sort(perm[:n_val])
-            val = (X[val_rows], y_pm[val_rows], *subset_weights(sample_weight, [val_rows]))
-        Xf, yf, swf = X[fit_rows], y_pm[fit_rows], subset_weights(sample_weight, [fit_rows])[0]
-        if len(yf) < 2 * M:
-            raise ValueError(f"n_experts={M} needs at least {2 * M} training examples; got {len(yf)}")
-        labels = gen.permutation(len(yf)) % M  # step 1: random parts of size near N/M
+            n_fit = len(y_pm) - n_val
+            order = np.concatenate([np.sort(perm[n_val:]), np.sort(perm[:n_val])])
+            X, y_pm, sample_weight = X[order], y_pm[order], *subset_weights(sample_weight, [order])
+        if n_fit < 2 * M:
+            raise ValueError(f"n_experts={M} needs at least {2 * M} training examples; got {n_fit}")
+        labels = gen.permutation(n_fit) % M  # step 1: random parts of size near N/M
         params = None if self.gater == "uniform" else gnet.init_gater(X.shape[1], M, self.n_hidden, gen)
         diag: dict[str, list] = {}
         best, n_outer = None, 1 if self.gater == "uniform" else self.n_iter
-        for it in range(n_outer):
-            experts, params, weights, row = self._iteration(estimator, Xf, yf, swf, val, labels, params, gen)
-            log.info(
-                "mixture iteration %d/%d: train error %.4f%s, experts %.1f s (slowest %.1f s), gater %.1f s",
-                it + 1, n_outer, row["train_error"], f", validation error {row['val_error']:.4f}" if "val_error" in row
-                else "", row["expert_time_sum_s"], row["expert_time_max_s"], row["gater_time_s"],
-            )
-            for key, value in row.items():
-                diag.setdefault(key, []).append(value)
-            if val is not None and self.early_stopping and best is not None and row["val_error"] > best[0]:
-                break  # step 5: validation error went up; keep the previous iteration's model
-            best = (row.get("val_error", 0.0), experts, params, labels, it + 1)
-            if it + 1 < n_outer:  # step 4 for the next iteration
-                labels = capacity_assign(weights, self.capacity_slack, gen.permutation(len(yf)))
+        with data_on_cluster(X, y_pm, sample_weight):  # every iteration's experts read the one copy
+            for it in range(n_outer):
+                experts, params, weights, row = self._iteration(estimator, X, y_pm, sample_weight, labels, params, gen)
+                log.info(
+                    "mixture iteration %d/%d: train error %.4f%s, experts %.1f s (slowest %.1f s), gater %.1f s",
+                    it + 1, n_outer, row["train_error"], f", validation error {row['val_error']:.4f}"
+                    if "val_error" in row else "", row["expert_time_sum_s"], row["expert_time_max_s"],
+                    row["gater_time_s"],
+                )
+                for key, value in row.items():
+                    diag.setdefault(key, []).append(value)
+                if n_fit < len(y_pm) and self.early_stopping and best is not None and row["val_error"] > best[0]:
+                    break  # step 5: validation error went up; keep the previous iteration's model
+                best = (row.get("val_error", 0.0), experts, params, labels, it + 1)
+                if it + 1 < n_outer:  # step 4 for the next iteration
+                    labels = capacity_assign(weights, self.capacity_slack, gen.permutation(n_fit))
         _, self.experts_, self.gater_, self.assignment_, self.n_iter_ = best
         self.diagnostics_ = self._finish_diagnostics(diag)
         self.support_counts_ = self._support_counts()
         return self
 
-    def _iteration(self, estimator, X, y, sample_weight, val, labels, params, gen):
+    def _iteration(self, estimator, X_all, y_all, sample_weight_all, labels, params, gen):
         """Steps 2 and 3 of one outer iteration; returns experts, gater, w(x) and diagnostics.
 
-        ``val`` is None or ``(X_val, y_val, sample_weight_val)``."""
-        M = self.n_experts
-        experts, times, cpus, parts = _fit_experts(estimator, X, y, labels, M, self.n_jobs, sample_weight)
-        S, score_times, score_cpus = _timed_scores(experts, X if val is None else np.vstack([X, val[0]]), self.n_jobs)
-        S, S_val = (S, None) if val is None else (S[: len(X)], S[len(X) :])
+        The first ``len(labels)`` rows of ``X_all`` (and ``y_all``, ``sample_weight_all``) are the
+        fitting rows, the others the validation rows."""
+        M, n = self.n_experts, len(labels)
+        experts, times, cpus, parts, (S, score_times, score_cpus) = _fit_experts(
+            estimator, X_all, y_all, labels, M, self.n_jobs, sample_weight_all
+        )
+        sample_weight, val_weight = subset_weights(sample_weight_all, [slice(None, n), slice(n, None)])
+        X, y, val = X_all[:n], y_all[:n], None if n == len(y_all) else (X_all[n:], y_all[n:], val_weight)
+        S, S_val = (S, None) if val is None else (S[:n], S[n:])
         times = [fit + score for fit, score in zip(times, score_times)]
         cpus = [fit + score for fit, score in zip(cpus, score_cpus)]
         start, start_cpu = time.perf_counter(), task_cpu_time()

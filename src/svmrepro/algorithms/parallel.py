@@ -7,6 +7,14 @@ without touching the algorithms: :func:`backend_context` routes every ``fit_each
 or a ray cluster. Results come back in input order, so serial, parallel and distributed fits give
 identical models; only an estimator's ``n_jobs`` > 1 (or -1) makes a call parallel at all.
 
+Data flow: a fit hands the whole ``X`` and ``y`` (and ``sample_weight``) to every call, and each
+task gets only its index array; the task slices ``X[rows]`` where it runs. ``X`` and ``y`` are
+top-level task arguments, never captured in a closure, so joblib sends them once per call rather
+than once per task, and a fit that wraps its calls in :func:`data_on_cluster` sends them to a
+dask cluster once per fit, a copy on every worker (a lost worker loses no input of the others).
+A sub-model that is evaluated on the training set (the mixture's experts, cross-training's margins)
+is evaluated in the task that fitted it (``fit_each(..., evaluate=)``), so it never travels back.
+
 Each parallel task runs with a bounded BLAS/OpenMP thread pool (threadpoolctl), so ``n_jobs``
 workers do not each start one thread per core: ``blas_threads`` of :func:`backend_context`, else
 ``cpu_count // workers`` as joblib's loky backend does for its own processes.
@@ -14,13 +22,13 @@ workers do not each start one thread per core: ``blas_threads`` of :func:`backen
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
+from typing import NamedTuple
 
 import numpy as np
 from joblib import effective_n_jobs, parallel_config
@@ -28,6 +36,7 @@ from sklearn.base import clone
 from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
+from svmrepro.algorithms.cluster_sessions import dask_client, no_worker_error, ray_session
 from svmrepro.signals import end_with_parent
 
 #: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
@@ -36,9 +45,22 @@ BACKENDS = ("loky", "threading", "dask", "ray")
 _BLAS_THREADS: ContextVar[int | None] = ContextVar("svmrepro_blas_threads", default=None)
 
 
+class _Engine(NamedTuple):
+    name: str
+    address: str | None = None
+    #: seconds to wait for a dask scheduler and its workers
+    timeout: float = 60.0
+
+
+#: the engine of the innermost backend_context (joblib's default outside one)
+_ENGINE: ContextVar[_Engine] = ContextVar("svmrepro_engine", default=_Engine("loky"))
+#: True inside data_on_cluster's block on dask: its backend serves every call of the block
+_SHARING: ContextVar[bool] = ContextVar("svmrepro_sharing", default=False)
+
+
 @contextmanager
 def backend_context(
-    backend: str = "loky", *, address: str | None = None, blas_threads: int | None = None
+    backend: str = "loky", *, address: str | None = None, blas_threads: int | None = None, timeout: float = 60.0
 ) -> Iterator[None]:
     """Run the parallel sub-fits inside the ``with`` block on ``backend``.
 
@@ -55,6 +77,14 @@ def backend_context(
         Scheduler of the dask or ray cluster; unused by loky and threading.
     blas_threads : int >= 1 or None
         BLAS/OpenMP threads per parallel task; None: ``cpu_count // workers``.
+    timeout : float
+        Seconds to wait for the dask scheduler at ``address`` to answer and for one of its workers
+        to be there, when the block starts and whenever a fit sends its data; then a
+        :class:`~svmrepro.errors.ConfigError` in one line names the address and what to do.
+
+    A worker lost in the middle of a fit costs only time on dask: every worker holds the fit's
+    data (:func:`data_on_cluster`) and each task carries its own rows, so the scheduler reruns the
+    lost worker's tasks on the others.
 
     The engine changes where and how fast sub-models are fitted, never which models are fitted.
     """
@@ -64,62 +94,51 @@ def backend_context(
         raise ValueError(f"blas_threads={blas_threads!r} must be an integer >= 1 or None")
     with ExitStack() as stack:
         if backend == "dask":
-            stack.enter_context(_dask_client(address))
+            stack.enter_context(dask_client(address, timeout))
         elif backend == "ray":
-            stack.enter_context(_ray_session(address))
+            stack.enter_context(ray_session(address))
         # a loky worker ends when the process that started it dies, even by SIGKILL, idle or fitting
-        workers = {"initializer": end_with_parent} if backend == "loky" else {}
-        stack.enter_context(parallel_config(backend=backend, **workers))
+        options = {
+            "loky": {"initializer": end_with_parent},
+            # joblib's own wait when a call finds no worker, as long as ours
+            "dask": {"wait_for_workers_timeout": timeout},
+        }.get(backend, {})
+        stack.enter_context(parallel_config(backend=backend, **options))
         stack.callback(_BLAS_THREADS.reset, _BLAS_THREADS.set(blas_threads))
+        stack.callback(_ENGINE.reset, _ENGINE.set(_Engine(backend, address, timeout)))
         yield
 
 
 @contextmanager
-def _dask_client(address: str | None):
-    from distributed import Client, LocalCluster, default_client
+def data_on_cluster(*arrays) -> Iterator[None]:
+    """Send ``arrays`` (a fit's X, y, sample_weight; None skipped) to the dask workers once for the block.
 
-    if address is not None:
-        with Client(address):
-            yield
+    Every :func:`fit_each` and :func:`map_each` inside the block that passes these same objects
+    uses the workers' copies: joblib's dask backend scatters its ``scatter`` list to every worker
+    (broadcast) when the block starts, and swaps those objects for their futures, by identity,
+    wherever they are top-level task arguments. Without the block, joblib would scatter them again
+    at every call, each to one worker only, so losing that worker would fail the call. A fit
+    wraps its whole work in one block; the calls inside a block open none of their own.
+
+    On loky, threading and ray the block changes nothing: loky memory-maps large arrays for each
+    call, threads share them, and ray's joblib backend puts each top-level argument in its object
+    store once per call (``ray.util.multiprocessing.Pool``'s registry), not once per task.
+    """
+    shared = [array for array in arrays if array is not None]
+    engine = _ENGINE.get()
+    if engine.name != "dask" or _SHARING.get() or not shared:
+        yield
         return
-    try:
-        default_client()
-    except ValueError:  # no client yet: a cluster of this machine for the block
-        # its HTTP server on a free loopback port (dashboard_address=None still binds :8787),
-        # and the cluster's INFO lines kept out of the run's log
-        with _log_level("distributed", logging.WARNING), LocalCluster(
-            threads_per_worker=1, dashboard_address="127.0.0.1:0"
-        ) as cluster, Client(cluster):
+    try:  # the scatter waits for a worker as long as the client's timeout (backend_context's)
+        config = parallel_config(backend="dask", scatter=shared, wait_for_workers_timeout=engine.timeout)
+    except TimeoutError:
+        raise no_worker_error(engine.address, engine.timeout) from None
+    with config:
+        token = _SHARING.set(True)
+        try:
             yield
-        return
-    yield  # joblib's dask backend finds the current default client itself
-
-
-@contextmanager
-def _log_level(name: str, level: int):
-    logger = logging.getLogger(name)
-    before = logger.level
-    logger.setLevel(level)
-    try:
-        yield
-    finally:
-        logger.setLevel(before)
-
-
-@contextmanager
-def _ray_session(address: str | None):
-    import ray
-    from ray.util.joblib import register_ray
-
-    register_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address)
-    try:
-        yield
-    finally:
-        if started:
-            ray.shutdown()
+        finally:
+            _SHARING.reset(token)
 
 
 def _task_threads(n_jobs: int | None) -> int | None:
@@ -163,17 +182,23 @@ def _blas_limited(threads: int):
                 _blas["limiter"].restore_original_limits()
 
 
-def _call_limited(threads: int | None, function: Callable, *args):
+def _call_limited(threads: int | None, function: Callable, args: tuple, *shared):
     if threads is None:
-        return function(*args)
+        return function(*args, *shared)
     with _blas_limited(threads):
-        return function(*args)
+        return function(*args, *shared)
 
 
-def _run_all(function: Callable, arguments: Sequence[tuple], n_jobs: int | None) -> list:
-    """``[function(*args) for args in arguments]`` on the active joblib backend, in input order."""
+def _run_all(function: Callable, arguments: Sequence[tuple], shared: tuple, n_jobs: int | None) -> list:
+    """``[function(*args, *shared) for args in arguments]`` on the active joblib backend, in input order.
+
+    ``shared`` (X, y, ...) are top-level arguments of every task, so joblib's dask backend sends
+    each once (see :func:`data_on_cluster`). Each task's own ``args`` travel inside a tuple, which
+    joblib never scatters: they go with the task, so a worker lost mid-call holds no input of
+    another task.
+    """
     threads = _task_threads(n_jobs)
-    return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, *args) for args in arguments)
+    return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, args, *shared) for args in arguments)
 
 
 def task_cpu_time() -> float:
@@ -196,39 +221,67 @@ def timed_task(function: Callable, *args) -> tuple[object, float, float]:
     return out, time.perf_counter() - wall, task_cpu_time() - cpu
 
 
-def _fit(estimator, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None):
+class SubFits(NamedTuple):
+    """What :func:`fit_each` returns, each list in the order of its ``rows``."""
+
+    models: list
+    #: each fit's wall-clock and CPU seconds (:func:`task_cpu_time`, measured where it ran)
+    wall_s: list[float]
+    cpu_s: list[float]
+    #: ``evaluate(model, X)`` of each model and its wall and CPU seconds (all None without ``evaluate``)
+    values: list
+    value_wall_s: list[float | None]
+    value_cpu_s: list[float | None]
+
+
+def _fit_rows(estimator, rows, evaluate, X, y, sample_weight):
+    """Fit ``estimator`` on ``rows`` of the shared arrays (all rows for None), sliced where the
+    task runs, then ``evaluate`` it there; each step timed (:func:`timed_task`)."""
+    if rows is not None:
+        X_rows, y_rows, weight = X[rows], y[rows], None if sample_weight is None else sample_weight[rows]
+    else:
+        X_rows, y_rows, weight = X, y, sample_weight
+    fitted = timed_task(_fit, estimator, X_rows, y_rows, weight)
+    return fitted + ((None, None, None) if evaluate is None else timed_task(evaluate, fitted[0], X))
+
+
+def _fit(estimator, X, y, sample_weight):
     return estimator.fit(X, y) if sample_weight is None else estimator.fit(X, y, sample_weight=sample_weight)
 
 
 def fit_each(
     estimator,
-    parts: Sequence[tuple[np.ndarray, np.ndarray]],
+    X,
+    y: np.ndarray,
+    rows: Sequence[np.ndarray | None],
     n_jobs: int | None = None,
-    sample_weights: Sequence[np.ndarray | None] | None = None,
-) -> tuple[list, list[float], list[float]]:
-    """Fit a clone of ``estimator`` on each ``(X, y)`` of ``parts``.
+    sample_weight: np.ndarray | None = None,
+    evaluate: Callable | None = None,
+) -> SubFits:
+    """Fit a clone of ``estimator`` on ``(X[r], y[r])`` (with ``sample_weight[r]``) for each ``r`` of ``rows``.
 
-    ``sample_weights``, if given, holds each part's ``sample_weight`` (or None), passed to its fit.
-    Returns the fitted clones, each one's wall-clock fit seconds and each one's CPU fit seconds
-    (:func:`task_cpu_time`, measured where it ran), in input order.
+    ``X``, ``y`` and ``sample_weight`` go to the workers whole, once (see :func:`data_on_cluster`);
+    each task gets its index array (None: all rows) and slices where it runs. ``evaluate(model,
+    X)``, if given, runs in the same task right after the fit (e.g. the model's decision values on
+    the whole ``X``): a sub-model that is evaluated on the training set is not sent back to the
+    cluster for it.
     """
-    weights = [None] * len(parts) if sample_weights is None else list(sample_weights)
-    if len(weights) != len(parts):
-        raise ValueError(f"{len(weights)} sample_weights for {len(parts)} parts")
-    done = _run_all(timed_task, [(_fit, clone(estimator), X, y, w) for (X, y), w in zip(parts, weights)], n_jobs)
-    return [model for model, _, _ in done], [wall for _, wall, _ in done], [cpu for _, _, cpu in done]
+    with data_on_cluster(X, y, sample_weight):
+        done = _run_all(_fit_rows, [(clone(estimator), r, evaluate) for r in rows], (X, y, sample_weight), n_jobs)
+    return SubFits(*(list(column) for column in zip(*done))) if done else SubFits(*([] for _ in SubFits._fields))
 
 
-def fit_one(estimator, X, y, sample_weight=None):
-    """A clone of ``estimator`` fitted on ``(X, y)`` (with ``sample_weight``), its fit's wall seconds
-    and its fit's CPU seconds."""
-    (model,), (seconds,), (cpu,) = fit_each(estimator, [(X, y)], sample_weights=[sample_weight])
-    return model, seconds, cpu
+def fit_one(estimator, X, y, rows: np.ndarray | None = None, sample_weight=None):
+    """A clone of ``estimator`` fitted on ``rows`` of ``(X, y)`` (all for None; with
+    ``sample_weight``), its fit's wall seconds and its fit's CPU seconds."""
+    fits = fit_each(estimator, X, y, [rows], sample_weight=sample_weight)
+    return fits.models[0], fits.wall_s[0], fits.cpu_s[0]
 
 
-def map_each(function: Callable, items: Sequence, n_jobs: int | None = None) -> list:
-    """``[function(item) for item in items]``, in parallel, in input order (e.g. decision values
-    of each sub-model on the whole training set)."""
+def map_each(function: Callable, items: Sequence, X, n_jobs: int | None = None) -> list:
+    """``[function(item, X) for item in items]``, in parallel, in input order (e.g. decision values
+    of each sub-model on the whole training set); ``X`` goes to the workers as :func:`fit_each`'s does."""
     if n_jobs in (None, 1) or len(items) < 2:
-        return [function(item) for item in items]
-    return _run_all(function, [(item,) for item in items], n_jobs)
+        return [function(item, X) for item in items]
+    with data_on_cluster(X):
+        return _run_all(function, [(item,) for item in items], (X,), n_jobs)

@@ -86,7 +86,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import fit_one
+from svmrepro.algorithms.parallel import data_on_cluster, fit_one
 from svmrepro.metrics import support_counts
 
 
@@ -450,10 +450,10 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
             rows = np.flatnonzero(sample_weight > 0)
         estimator = SVC(kernel="linear", C=1e6) if self.estimator is None else self.estimator
         selector = PotentialSVFilter() if self.selector is None else self.selector
-        self.selector_, filter_time, filter_cpu = fit_one(selector, X[rows], y[rows])
-        psv = self.potential_sv_ = rows[self.selector_.support_]
-        psv_weight = None if sample_weight is None else sample_weight[psv]
-        self.estimator_, psv_time, psv_cpu = fit_one(estimator, X[psv], y[psv], psv_weight)
+        with data_on_cluster(X, y, sample_weight):  # both fits read the one copy
+            self.selector_, filter_time, filter_cpu = fit_one(selector, X, y, rows)
+            psv = self.potential_sv_ = rows[self.selector_.support_]
+            self.estimator_, psv_time, psv_cpu = fit_one(estimator, X, y, psv, sample_weight)
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "support_"):
             self.support_ = psv[self.estimator_.support_]
