@@ -5,13 +5,15 @@ fitted with :func:`fit_each`. The workers come from joblib, so the caller picks 
 without touching the algorithms: :func:`backend_context` routes every ``fit_each`` and
 ``map_each`` inside it to loky processes (joblib's default), threads, a dask.distributed cluster
 or a ray cluster. Results come back in input order, so serial, parallel and distributed fits give
-identical models; only an estimator's ``n_jobs`` > 1 (or -1) makes a call parallel at all.
+identical models. On loky, threading and ray only an estimator's ``n_jobs`` > 1 (or -1) makes a
+call parallel; on dask every call goes to the cluster, ``n_jobs`` bounding its tasks at once.
 
 Data flow: a fit hands the whole ``X`` and ``y`` (and ``sample_weight``) to every call, and each
 task gets only its index array; the task slices ``X[rows]`` where it runs. ``X`` and ``y`` are
 top-level task arguments, never captured in a closure, so joblib sends them once per call rather
 than once per task, and a fit that wraps its calls in :func:`data_on_cluster` sends them to a
-dask cluster once per fit, a copy on every worker (a lost worker loses no input of the others).
+dask cluster once per fit, a copy on every worker (a lost worker loses no input of the others), or
+to a ray cluster's object store once per fit.
 A sub-model that is evaluated on the training set (the mixture's experts, cross-training's margins)
 is evaluated in the task that fitted it (``fit_each(..., evaluate=)``), so it never travels back.
 
@@ -23,6 +25,7 @@ workers do not each start one thread per core: ``blas_threads`` of :func:`backen
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -56,6 +59,8 @@ class _Engine(NamedTuple):
 _ENGINE: ContextVar[_Engine] = ContextVar("svmrepro_engine", default=_Engine("loky"))
 #: True inside data_on_cluster's block on dask: its backend serves every call of the block
 _SHARING: ContextVar[bool] = ContextVar("svmrepro_sharing", default=False)
+#: inside data_on_cluster's block on ray: the id of each array of the block -> its ray object reference
+_IN_STORE: ContextVar[dict] = ContextVar("svmrepro_in_store", default={})
 
 
 @contextmanager
@@ -120,12 +125,23 @@ def data_on_cluster(*arrays) -> Iterator[None]:
     at every call, each to one worker only, so losing that worker would fail the call. A fit
     wraps its whole work in one block; the calls inside a block open none of their own.
 
-    On loky, threading and ray the block changes nothing: loky memory-maps large arrays for each
-    call, threads share them, and ray's joblib backend puts each top-level argument in its object
-    store once per call (``ray.util.multiprocessing.Pool``'s registry), not once per task.
+    On ray the arrays go to ray's object store once for the block (``ray.put``), and the tasks
+    get their references, which the worker reads from its node's store (:func:`_call_limited`):
+    ray's joblib backend would pickle them into every task (with joblib 1.6 it puts no argument
+    in the store itself). On loky and threading the block changes nothing: loky memory-maps large
+    arrays for each call, and threads share them.
     """
     shared = [array for array in arrays if array is not None]
     engine = _ENGINE.get()
+    if engine.name == "ray" and shared and not _IN_STORE.get():
+        import ray
+
+        token = _IN_STORE.set({id(array): ray.put(array) for array in shared})
+        try:
+            yield
+        finally:
+            _IN_STORE.reset(token)
+        return
     if engine.name != "dask" or _SHARING.get() or not shared:
         yield
         return
@@ -182,7 +198,14 @@ def _blas_limited(threads: int):
                 _blas["limiter"].restore_original_limits()
 
 
+def _from_store(value):
+    """``value``, or the array it refers to when it is a ray object reference (:func:`data_on_cluster`)."""
+    ray = sys.modules.get("ray")  # a task holding a reference runs in a ray worker, where ray is imported
+    return ray.get(value) if ray is not None and isinstance(value, ray.ObjectRef) else value
+
+
 def _call_limited(threads: int | None, function: Callable, args: tuple, *shared):
+    shared = tuple(_from_store(value) for value in shared)
     if threads is None:
         return function(*args, *shared)
     with _blas_limited(threads):
@@ -198,6 +221,8 @@ def _run_all(function: Callable, arguments: Sequence[tuple], shared: tuple, n_jo
     another task.
     """
     threads = _task_threads(n_jobs)
+    in_store = _IN_STORE.get()
+    shared = tuple(in_store.get(id(value), value) for value in shared)
     return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, args, *shared) for args in arguments)
 
 
