@@ -111,15 +111,36 @@ def test_the_cluster_fits_the_model_loky_fits(dask_runs, algorithm, loky_store):
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def recipe_commands() -> list[list[str]]:
-    """The README's ``svmrepro-run`` lines of the sub-SVMs on loky and dask ("Scaling out"), as
-    arguments, a placeholder (``<scheduler>``) replaced by an address."""
+def recipe_commands(sweeps: bool) -> list[list[str]]:
+    """The README's ``svmrepro-run`` lines of the sub-SVMs on a cluster ("Scaling out"), as
+    arguments, a placeholder (``<scheduler>``) replaced by an address: the sweeps (``-m``), or the
+    single runs of the full-scale recipe."""
     lines = [line.split("#")[0] for line in README.read_text().splitlines()
-             if line.startswith("svmrepro-run") and "algorithm.n_jobs" in line and "backend=ray" not in line]
-    return [shlex.split(re.sub(r"<[^>]+>", "127.0.0.1", line))[1:] for line in lines]
+             if line.startswith("svmrepro-run") and "algorithm.n_jobs" in line]
+    commands = [shlex.split(re.sub(r"<[^>]+>", "127.0.0.1", line))[1:] for line in lines]
+    return [command for command in commands if (command[0] == "-m") == sweeps]
 
 
-@pytest.mark.parametrize("arguments", recipe_commands(), ids=" ".join)
+#: the full-scale recipe's runs that are configurations of a shipped sweep (the others go beyond it)
+SHIPPED_FULL_SCALE = {"mixture/fig3", "mixture/table1"}
+
+
+@pytest.mark.parametrize("arguments", recipe_commands(sweeps=False), ids=" ".join)
+def test_the_readme_full_scale_runs_compose_with_data_set_sizes_that_fit(arguments):
+    """Each full-scale command composes as written, its data set accepts its sizes (checked when the
+    source is made, before any row is read), and the papers' ones are runs of the shipped full sweep."""
+    from hydra.utils import instantiate
+
+    (experiment,) = [a.split("=", 1)[1] for a in arguments if a.startswith("experiment=")]
+    assert "mode=full" in arguments
+    cfg = compose_config([a for a in arguments if not a.startswith(("parallel.", "tracking."))])
+    instantiate(cfg.dataset)
+    assert cfg.algorithm.n_jobs == -1
+    if experiment in SHIPPED_FULL_SCALE:
+        assert config_hash(cfg) in sweep_hashes(experiment, "full")
+
+
+@pytest.mark.parametrize("arguments", recipe_commands(sweeps=True), ids=" ".join)
 def test_the_readme_recipe_runs_the_shipped_configurations(arguments):
     """Each job of the recipe composes (it runs as written), changes only where and on how many
     workers it runs, and so is a configuration of the experiment's shipped sweep: a FINISHED run
