@@ -93,7 +93,7 @@ def test_sub_svms_on_a_running_ray_head_give_the_loky_runs_model(algorithm, head
               f"parallel.address={head.address}")
     (on_ray,) = _runs(store)
     assert on_ray.info.status == "FINISHED"
-    assert on_ray.data.tags["parallel_backend"] == "ray"
+    assert on_ray.data.tags["parallel.backend"] == "ray" and on_ray.data.tags["parallel.workers"] == "1"
     for metric in ("n_sv", "train_error", "test_error"):
         assert on_ray.data.metrics[metric] == loky.metrics[metric], metric
 

@@ -24,6 +24,7 @@ workers do not each start one thread per core: ``blas_threads`` of :func:`backen
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -44,6 +45,10 @@ from svmrepro.signals import end_with_parent
 
 #: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
 BACKENDS = ("loky", "threading", "dask", "ray")
+#: runs of one call on dask: a worker lost with the call's data costs a run (:func:`_lost_with_a_worker`)
+CLUSTER_ATTEMPTS = 3
+
+log = logging.getLogger(__name__)
 
 _BLAS_THREADS: ContextVar[int | None] = ContextVar("svmrepro_blas_threads", default=None)
 
@@ -87,9 +92,10 @@ def backend_context(
         to be there, when the block starts and whenever a fit sends its data; then a
         :class:`~svmrepro.errors.ConfigError` in one line names the address and what to do.
 
-    A worker lost in the middle of a fit costs only time on dask: every worker holds the fit's
-    data (:func:`data_on_cluster`) and each task carries its own rows, so the scheduler reruns the
-    lost worker's tasks on the others.
+    A worker lost in the middle of a fit costs only time on dask: each task carries its own rows,
+    so the scheduler reruns the lost worker's tasks on the others, which hold the fit's data
+    (:func:`data_on_cluster`); a call whose last copy of the data went with the worker runs again
+    with the data sent again (:func:`_run_all`).
 
     The engine changes where and how fast sub-models are fitted, never which models are fitted.
     """
@@ -218,12 +224,56 @@ def _run_all(function: Callable, arguments: Sequence[tuple], shared: tuple, n_jo
     ``shared`` (X, y, ...) are top-level arguments of every task, so joblib's dask backend sends
     each once (see :func:`data_on_cluster`). Each task's own ``args`` travel inside a tuple, which
     joblib never scatters: they go with the task, so a worker lost mid-call holds no input of
-    another task.
+    another task. A call whose data went with a lost dask worker runs again, its data sent again
+    (:data:`CLUSTER_ATTEMPTS` runs in all): the results are the same, only later.
     """
     threads = _task_threads(n_jobs)
     in_store = _IN_STORE.get()
     shared = tuple(in_store.get(id(value), value) for value in shared)
-    return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, args, *shared) for args in arguments)
+
+    def call():
+        return Parallel(n_jobs=n_jobs)(delayed(_call_limited)(threads, function, args, *shared) for args in arguments)
+
+    for attempt in range(1, CLUSTER_ATTEMPTS + 1):
+        try:
+            if attempt == 1:
+                return call()
+            # a new dask backend for the call: the data sent again, a copy to every worker left
+            with parallel_config(backend="dask", scatter=[value for value in shared if value is not None],
+                                 wait_for_workers_timeout=_ENGINE.get().timeout):
+                return call()
+        except Exception as error:
+            if attempt == CLUSTER_ATTEMPTS or not _lost_with_a_worker(error):
+                raise
+            log.warning("a dask worker was lost with data of this call (%s): the call runs again on the %d "
+                        "workers left (attempt %d of %d)", type(error).__name__, _workers_left(), attempt + 1,
+                        CLUSTER_ATTEMPTS)
+    raise AssertionError("unreachable")
+
+
+def _lost_with_a_worker(error: Exception) -> bool:
+    """Whether ``error`` is dask's report of a task or an input that went with a lost worker, while
+    workers are left to run the call again.
+
+    Every worker holds a copy of a fit's data when it starts (:func:`data_on_cluster`), but dask's
+    active memory manager drops copies no queued task needs yet, so a worker may die holding the
+    last one: the call's tasks are then cancelled ("already forgotten", "lost scattered data").
+    """
+    distributed = sys.modules.get("distributed")
+    if distributed is None or _ENGINE.get().name != "dask":
+        return False
+    from distributed.client import FutureCancelledError
+
+    return isinstance(error, (FutureCancelledError, distributed.KilledWorker)) and _workers_left() > 0
+
+
+def _workers_left() -> int:
+    from distributed import default_client
+
+    try:
+        return len(default_client().scheduler_info().get("workers", {}))
+    except (ValueError, OSError):  # no client, or one closed (svmrepro.algorithms.cluster_sessions)
+        return 0
 
 
 def task_cpu_time() -> float:
