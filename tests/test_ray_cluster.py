@@ -20,8 +20,9 @@ from svmrepro.runner import FINISHED, run
 
 ROWS = ["dataset=gaussian_clouds", "dataset.n_train=400", "dataset.n_test=200"]
 # n_jobs=2: the sub-SVMs of a run go to the cluster, two at a time
+# the mixture: experts fitted and evaluated on ray, the gater here (the cascade's and the other
+# algorithms' sub-SVMs go through the same calls; tests/test_engines.py fits the cascade on ray)
 ALGORITHMS = {
-    "cascade": ["algorithm=cascade_svc", "algorithm.n_jobs=2"],
     "mixture": ["algorithm=gated_svm_mixture", "algorithm.n_experts=4", "algorithm.n_iter=1", "algorithm.n_hidden=10",
                 "algorithm.gater_max_epochs=5", "algorithm.estimator.gamma=0.05", "algorithm.n_jobs=2"],
 }

@@ -25,7 +25,7 @@ from svmrepro.store import ERROR_MESSAGE_TAG, Store
 from svmrepro.store.client import DATASET_ATTEMPTS
 
 #: runs logging one data set at once, as the issue's 6-job sweeps did; rounds of them per store
-AT_ONCE, ROUNDS = 6, 4
+AT_ONCE, ROUNDS = 6, 2
 #: a seconds-long job: SVC on 60 points of one data set (the seed draws the data, so the
 #: six jobs of a sweep differ by C, and each repetition's seed makes a data set new to the experiment)
 TINY = ["dataset=gaussian_clouds", "dataset.n_train=60", "dataset.n_test=60", "dataset.n_features=4",
@@ -105,7 +105,7 @@ def _result_runs(store: str, seed: int):
 
 
 @NEEDS_POSTGRES
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_a_six_job_sweep_of_one_data_set_loses_no_job(postgres_server, tmp_path, seed):
     """Six jobs, three at a time, of one data set new to the experiment each time (its seed), all
     logging to the PostgreSQL-backed server: every job FINISHED with the data set as its input."""
@@ -156,7 +156,7 @@ MlflowClient.log_inputs = log_inputs
 '''
 
 
-@pytest.mark.parametrize("launcher", ["parallel", "submitit_local"])
+@pytest.mark.parametrize("launcher", ["parallel"])
 def test_a_job_failing_in_the_store_is_named_with_its_error(tmp_path, monkeypatch, launcher):
     """The issue's summary said "no error recorded" for the job the race failed (the sweep folder was
     looked for under a time resolved anew in the job). A store that keeps refusing is tried
