@@ -65,7 +65,7 @@ def test_a_worker_killed_mid_fit_leaves_the_fit_to_the_other_and_the_same_model(
 def test_a_call_whose_data_went_with_a_worker_runs_again_with_the_data_sent_again(tmp_path, monkeypatch, caplog):
     """dask's active memory manager drops copies of the data that no queued task needs yet, so a
     killed worker may hold the last one, and the call's tasks are cancelled ("already forgotten",
-    seen in about one run in three of the test above before the call ran again). Made certain
+    seen in 4 of 27 runs of the test above before the call ran again). Made certain
     here: the first run of the first-stage call is cancelled so; the fit still gives the model."""
     from distributed.client import FutureCancelledError
 
