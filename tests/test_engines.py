@@ -117,11 +117,10 @@ def ray_session():
         ray.shutdown()
 
 
-@pytest.mark.parametrize("model", ["cascade"])  # cross-training: the next test
-def test_ray_fits_the_serial_model(model, ray_session):
-    serial = MODELS[model](1).fit(X, y)
+def test_ray_fits_the_serial_model(ray_session):  # cross-training on ray: the next test
+    serial = _cascade(1).fit(X, y)
     with backend_context("ray"):
-        remote = MODELS[model](2).fit(X, y)
+        remote = _cascade(2).fit(X, y)
     _assert_same_model(serial, remote)
 
 

@@ -19,13 +19,10 @@ from svmrepro.compose import compose_config
 from svmrepro.runner import FINISHED, run
 
 ROWS = ["dataset=gaussian_clouds", "dataset.n_train=400", "dataset.n_test=200"]
-# n_jobs=2: the sub-SVMs of a run go to the cluster, two at a time
-# the mixture: experts fitted and evaluated on ray, the gater here (the cascade's and the other
-# algorithms' sub-SVMs go through the same calls; tests/test_engines.py fits the cascade on ray)
-ALGORITHMS = {
-    "mixture": ["algorithm=gated_svm_mixture", "algorithm.n_experts=4", "algorithm.n_iter=1", "algorithm.n_hidden=10",
-                "algorithm.gater_max_epochs=5", "algorithm.estimator.gamma=0.05", "algorithm.n_jobs=2"],
-}
+# the mixture: its experts fitted and evaluated on ray, two at a time (n_jobs=2), the gater here; the
+# other algorithms' sub-SVMs go through the same calls (tests/test_engines.py fits the cascade on ray)
+MIXTURE = ["algorithm=gated_svm_mixture", "algorithm.n_experts=4", "algorithm.n_iter=1", "algorithm.n_hidden=10",
+           "algorithm.gater_max_epochs=5", "algorithm.estimator.gamma=0.05", "algorithm.n_jobs=2"]
 LAUNCHER = "hydra_plugins.hydra_ray_launcher"
 
 
@@ -84,13 +81,12 @@ def _runs(store):
     return [r for r in runs if "test_error" in r.data.metrics]
 
 
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_sub_svms_on_a_running_ray_head_give_the_loky_runs_model(algorithm, head, tmp_path):
+def test_sub_svms_on_a_running_ray_head_give_the_loky_runs_model(head, tmp_path):
     # a store per backend: the parallel settings are not part of a run's identity
-    loky = run(compose_config([*ROWS, *ALGORITHMS[algorithm], f"tracking.uri=sqlite:///{tmp_path / 'loky.db'}"]))
+    loky = run(compose_config([*ROWS, *MIXTURE, f"tracking.uri=sqlite:///{tmp_path / 'loky.db'}"]))
     assert loky.status == FINISHED
     store = f"sqlite:///{tmp_path / 'ray.db'}"
-    _svmrepro(head, tmp_path, store, *ROWS, *ALGORITHMS[algorithm], "parallel.backend=ray",
+    _svmrepro(head, tmp_path, store, *ROWS, *MIXTURE, "parallel.backend=ray",
               f"parallel.address={head.address}")
     (on_ray,) = _runs(store)
     assert on_ray.info.status == "FINISHED"

@@ -95,6 +95,31 @@ def _closed_without_workers(client, timeout: float):
         watcher.join()
 
 
+def lost_with_a_worker(error: Exception) -> bool:
+    """Whether ``error`` is dask's report of a task or an input that went with a lost worker, while
+    workers are left to run the call again.
+
+    Every worker holds a copy of a fit's data when it starts
+    (:func:`svmrepro.algorithms.parallel.data_on_cluster`), but dask's active memory manager drops
+    copies no queued task needs yet, so a worker may die holding the last one: the call's tasks are
+    then cancelled ("already forgotten", "lost scattered data").
+    """
+    from distributed import KilledWorker
+    from distributed.client import FutureCancelledError
+
+    return isinstance(error, (FutureCancelledError, KilledWorker)) and workers_left() > 0
+
+
+def workers_left() -> int:
+    """The workers of the default dask client's scheduler (0 without a client, or with a closed one)."""
+    from distributed import default_client
+
+    try:
+        return len(default_client().scheduler_info().get("workers", {}))
+    except (ValueError, OSError):  # no client, or one closed (_closed_without_workers)
+        return 0
+
+
 @contextmanager
 def _log_level(name: str, level: int):
     logger = logging.getLogger(name)

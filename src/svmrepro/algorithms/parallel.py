@@ -40,12 +40,12 @@ from sklearn.base import clone
 from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
-from svmrepro.algorithms.cluster_sessions import dask_client, no_worker_error, ray_session
+from svmrepro.algorithms.cluster_sessions import dask_client, lost_with_a_worker, no_worker_error, ray_session, workers_left
 from svmrepro.signals import end_with_parent
 
 #: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
 BACKENDS = ("loky", "threading", "dask", "ray")
-#: runs of one call on dask: a worker lost with the call's data costs a run (:func:`_lost_with_a_worker`)
+#: runs of one call on dask: a worker lost with the call's data costs a run (:func:`~svmrepro.algorithms.cluster_sessions.lost_with_a_worker`)
 CLUSTER_ATTEMPTS = 3
 
 log = logging.getLogger(__name__)
@@ -243,37 +243,12 @@ def _run_all(function: Callable, arguments: Sequence[tuple], shared: tuple, n_jo
                                  wait_for_workers_timeout=_ENGINE.get().timeout):
                 return call()
         except Exception as error:
-            if attempt == CLUSTER_ATTEMPTS or not _lost_with_a_worker(error):
+            if attempt == CLUSTER_ATTEMPTS or _ENGINE.get().name != "dask" or not lost_with_a_worker(error):
                 raise
             log.warning("a dask worker was lost with data of this call (%s): the call runs again on the %d "
-                        "workers left (attempt %d of %d)", type(error).__name__, _workers_left(), attempt + 1,
+                        "workers left (attempt %d of %d)", type(error).__name__, workers_left(), attempt + 1,
                         CLUSTER_ATTEMPTS)
     raise AssertionError("unreachable")
-
-
-def _lost_with_a_worker(error: Exception) -> bool:
-    """Whether ``error`` is dask's report of a task or an input that went with a lost worker, while
-    workers are left to run the call again.
-
-    Every worker holds a copy of a fit's data when it starts (:func:`data_on_cluster`), but dask's
-    active memory manager drops copies no queued task needs yet, so a worker may die holding the
-    last one: the call's tasks are then cancelled ("already forgotten", "lost scattered data").
-    """
-    distributed = sys.modules.get("distributed")
-    if distributed is None or _ENGINE.get().name != "dask":
-        return False
-    from distributed.client import FutureCancelledError
-
-    return isinstance(error, (FutureCancelledError, distributed.KilledWorker)) and _workers_left() > 0
-
-
-def _workers_left() -> int:
-    from distributed import default_client
-
-    try:
-        return len(default_client().scheduler_info().get("workers", {}))
-    except (ValueError, OSError):  # no client, or one closed (svmrepro.algorithms.cluster_sessions)
-        return 0
 
 
 def task_cpu_time() -> float:
