@@ -4,10 +4,12 @@ An import at a module's top runs whenever svmrepro does, so its distribution mus
 dependency; an import inside a function (ray, dask's ``distributed``) runs only on the path that needs
 it, so an optional extra may provide it. The distribution of a module is found as Python finds it,
 through :func:`importlib.metadata.packages_distributions`; ``hydra_plugins`` is a namespace that many
-distributions share, so its sub-package names the distribution.
+distributions share, so its sub-package names the distribution. The platform declared (POSIX) is
+checked when svmrepro is imported.
 """
 
 import ast
+import subprocess
 import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, distribution, distributions, packages_distributions
@@ -130,3 +132,10 @@ def test_the_walk_finds_the_imports_that_must_be_declared():
 ])
 def test_imports_are_read_with_where_they_run(source, expected):
     assert imports(ast.parse(source)) == expected
+
+
+def test_a_platform_other_than_posix_is_refused_at_import_in_one_line():
+    script = "import os; os.name = 'nt'; import svmrepro"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith("ImportError: svmrepro runs on POSIX systems only")
