@@ -5,6 +5,7 @@ bash function, and of the plugin directly.
 """
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -58,13 +59,16 @@ def test_the_command_line_imports_no_run_machinery():
 
 
 def test_the_query_answers_within_a_tab_press():
-    """Under a second on an idle machine (about half a second measured); the bound leaves room for a busy CI."""
+    """The query's own CPU time is under a second (about half a second measured, against over three before its
+    imports were made lazy): on a machine shared with other work the wall time grows with the load, not the CPU
+    time. The wall time is bounded loosely, against a query that waits (a lock, the network)."""
     query("svmrepro-run dataset=")  # a warm file cache, as the shell's second Tab has
-    started = time.perf_counter()
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     done = query("svmrepro-run experiment=cross_training/")
-    elapsed = time.perf_counter() - started
+    elapsed, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
     assert done.returncode == 0 and "experiment=cross_training/fig3_baseline" in done.stdout.split(), done.stderr
-    assert elapsed < 2, f"the completion query took {elapsed:.2f} s"
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    assert cpu < 1 and elapsed < 5, f"the completion query took {cpu:.2f} s of CPU, {elapsed:.2f} s of wall time"
 
 
 def test_a_config_dir_on_the_line_adds_its_experiments_and_data_sets(tmp_path):
@@ -75,6 +79,7 @@ def test_a_config_dir_on_the_line_adds_its_experiments_and_data_sets(tmp_path):
     assert complete(f"--config-dir {tmp_path / 'mine'} experiment=st") == ["experiment=study/tiny"]
     assert complete(f"-cd {tmp_path / 'mine'} -m dataset=mo") == ["dataset=moons"]
     assert complete("experiment=st") == []  # not without the folder
+    assert complete("--config-dir ") == complete("-cd mi") == []  # a folder: the shell's file names (-o default)
     done = query("svmrepro-run --config-dir mine dataset=", cwd=tmp_path)  # relative to the shell's folder
     assert done.returncode == 0 and "dataset=moons" in done.stdout.split() and "dataset=covtype" in done.stdout.split()
 

@@ -35,9 +35,10 @@ def user_config_dirs() -> list[Path]:
 
 
 def config_dir_option(arguments: list[str]) -> Path | None:
-    """The folder of Hydra's ``--config-dir``/``-cd`` option in ``arguments`` (a command line), if given."""
+    """The folder of Hydra's ``--config-dir``/``-cd`` option in ``arguments`` (a command line), if given; an
+    option without its folder is None here, and Hydra's parser says what is missing."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--config-dir", "-cd", type=Path)
+    parser.add_argument("--config-dir", "-cd", type=Path, nargs="?")
     return parser.parse_known_args(arguments)[0].config_dir
 
 

@@ -21,6 +21,7 @@ FUNCTION = "_svmrepro_complete"
 #: their install, uninstall and query to this one (:func:`as_ours`)
 HYDRA_SHELLS = ("bash", "zsh")
 SHELL_COMPLETION_FLAGS = ("-sc", "--shell-completion")
+CONFIG_DIR_FLAGS = ("-cd", "--config-dir")
 
 # Bash splits a word at '=' (COMP_WORDBREAKS) and replaces only what follows it, while a suggestion is a
 # whole override: each is cut to the part right of the last break, so the shell's settings stay as they
@@ -81,6 +82,8 @@ class GroupCompletion(CompletionPlugin):
         """The suggestions for the last word of ``line`` (the command line without the program)."""
         words = line.split()
         word = "" if not words or line[-1].isspace() else words.pop()
+        if words and words[-1] in CONFIG_DIR_FLAGS:  # a folder: none offered, so the shell offers its file names
+            return []
         # the query runs as `svmrepro-run -sc query=...`, so a --config-dir typed on the line is not in Hydra's
         # search path: it is added as hydra.searchpath, in front, where it is no word being completed
         searchpath = _searchpath(words)
