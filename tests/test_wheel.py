@@ -7,10 +7,13 @@ venv's own (a plain path, so the test venv's editable install of svmrepro is not
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
+from email.parser import Parser
 from pathlib import Path
 
 import pytest
@@ -39,6 +42,10 @@ report:
   metrics: [test_error]
 """
 
+#: a Python warning the build backend prints (``BuildBackendWarning: ...``) or a distutils-style
+#: ``warning: ...`` line; pip's own ``WARNING:`` lines about this machine's index are not the build's
+BUILD_WARNING = re.compile(r"\w+Warning: |\bwarning: ")
+
 pytestmark = pytest.mark.slow
 
 
@@ -56,13 +63,23 @@ def source_copy(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory):
-    """A fresh virtualenv with the wheel of this checkout installed; its bin folder."""
+def built(tmp_path_factory) -> tuple[Path, str]:
+    """The wheel of this checkout and what its build printed (verbose, so the backend's warnings show;
+    byte-compiling left on, as a user's build has it)."""
     root = tmp_path_factory.mktemp("wheel")
     source = source_copy(root / "source")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(root / "dist"),
-                    str(source)], check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--verbose", "--no-deps", "-w", str(root / "dist"),
+                           str(source)], check=True, capture_output=True, text=True, env=env)
     (wheel,) = (root / "dist").glob("svmrepro-*.whl")
+    return wheel, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def venv(built, tmp_path_factory):
+    """A fresh virtualenv with the wheel of this checkout installed; its bin folder."""
+    wheel = built[0]
+    root = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
     python = root / "venv" / "bin" / "python"
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
@@ -78,6 +95,27 @@ def call(venv, folder, *command):
     env["PATH"] = f"{venv}{os.pathsep}{env['PATH']}"
     return subprocess.run([str(venv / command[0]), *command[1:]], cwd=folder, env=env, capture_output=True,
                           text=True, timeout=600)
+
+
+def test_the_wheel_builds_without_a_warning(built):
+    warnings = [line.strip() for line in built[1].splitlines() if BUILD_WARNING.search(line)]
+    assert not warnings, "\n".join(warnings)
+
+
+def test_the_wheel_holds_its_license_typing_marker_claims_and_metadata(built):
+    with zipfile.ZipFile(built[0]) as wheel:
+        names = set(wheel.namelist())
+        (info,) = {name.split("/")[0] for name in names if name.endswith(".dist-info/METADATA")}
+        metadata = Parser().parsestr(wheel.read(f"{info}/METADATA").decode())
+        license_text = wheel.read(f"{info}/licenses/LICENSE").decode()
+    assert "BSD 3-Clause License" in license_text and "the svmrepro authors" in license_text
+    assert "svmrepro/py.typed" in names
+    assert "svmrepro/experiments/cascade/claims.yaml" in names  # the papers' claims are read from the package
+    assert metadata["License-Expression"] == "BSD-3-Clause" and metadata.get_all("License-File") == ["LICENSE"]
+    required = {re.match(r"[\w.-]+", dependency)[0].lower() for dependency in metadata.get_all("Requires-Dist")
+                if "extra ==" not in dependency}
+    assert {"pyyaml", "threadpoolctl", "alembic"} <= required
+    assert "Operating System :: POSIX" in metadata.get_all("Classifier")
 
 
 def test_the_wheel_imports_svmrepro_from_itself(venv, tmp_path):

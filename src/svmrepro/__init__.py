@@ -1,6 +1,12 @@
 """svmrepro: reproductions of five papers on cheaper kernel SVMs, as scikit-learn estimators."""
 
-from importlib.metadata import PackageNotFoundError, version
+import os
+import sys
+
+if os.name != "posix":  # fcntl's locks, process groups and POSIX signals: said at once, not at the first run
+    raise ImportError(f"svmrepro runs on POSIX systems only (Linux, macOS), not on {sys.platform}")
+
+from importlib.metadata import PackageNotFoundError, version  # noqa: E402 (after the platform's check)
 
 try:
     __version__ = version("svmrepro")

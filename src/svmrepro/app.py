@@ -32,20 +32,20 @@ from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow im
 
 one_line_stop("svmrepro-run")
 
-import argparse
 import errno
 import logging
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import CompactHydraException
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
+from hydra_plugins.svmrepro_completion.completion import as_ours
 from hydra_plugins.svmrepro_sweeper import progress
 from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
 from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
@@ -53,11 +53,12 @@ from omegaconf import DictConfig
 
 from svmrepro import settings, signals
 from svmrepro.compose import check_config_files
-from svmrepro.locations import CONF_DIR, check_writable
+from svmrepro.locations import CONF_DIR, check_writable, config_dir_option
 from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
-from svmrepro.runner import SKIPPED, RunResult, run
-from svmrepro.store import sweep_run_id
+
+if TYPE_CHECKING:
+    from svmrepro.runner import RunResult
 
 log = logging.getLogger("svmrepro")
 settings.register()
@@ -132,6 +133,11 @@ def job(cfg: DictConfig) -> float | None:
     started, status = time.perf_counter(), progress.FAILED
     try:
         with signals.stopping_job(in_worker=os.environ.get(MAIN_PID_ENV) != str(os.getpid())):
+            # imported when a run runs, not with the command line: scikit-learn, MLflow and the algorithms
+            # take seconds, which shell completion (-sc query) and --help would wait for at every Tab
+            from svmrepro.runner import SKIPPED, run
+            from svmrepro.store import sweep_run_id
+
             result = run(cfg, dict(hydra_cfg.runtime.choices), overrides=list(hydra_cfg.overrides.task),
                          parent_run_id=sweep_run_id(hydra_cfg.sweep.dir) if sweeping else None)
         value = objective(result, hydra_cfg)
@@ -179,23 +185,18 @@ def other_sweeper(arguments: list[str]) -> bool:
     return any(arg.startswith("hydra/sweeper=") and arg != "hydra/sweeper=svmrepro" for arg in arguments)
 
 
-def config_dir(arguments: list[str]) -> Path | None:
-    """The folder of Hydra's ``--config-dir``/``-cd`` option, if given."""
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--config-dir", "-cd", type=Path)
-    return parser.parse_known_args(arguments)[0].config_dir
-
-
 def main() -> None:
-    """The console script: ``--quiet`` is ours (passed on to sweep workers as ``SVMREPRO_QUIET``)."""
+    """The console script: ``--quiet`` is ours (passed on to sweep workers as ``SVMREPRO_QUIET``), and so is
+    the shell completion of bash and zsh (``-sc install=bash``)."""
     signals.install()
     try:
-        if folder := config_dir(sys.argv[1:]):
+        if folder := config_dir_option(sys.argv[1:]):
             check_config_files(folder)
     except SvmReproError as exc:
         print(f"svmrepro-run: error: {exc}", file=sys.stderr)
         sys.exit(2)
     os.environ[MAIN_PID_ENV] = str(os.getpid())
+    sys.argv = sys.argv[:1] + as_ours(sys.argv[1:])
     if QUIET_FLAG in sys.argv[1:]:
         sys.argv = [arg for arg in sys.argv if arg != QUIET_FLAG]
         os.environ[QUIET_ENV] = "1"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
@@ -11,8 +12,8 @@ from hydra_plugins.svmrepro_sweeper.mode_sweeper import expand, sweep_grids
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from svmrepro import settings
-from svmrepro.errors import ConfigError
-from svmrepro.locations import CONF_DIR, config_dirs, user_config_dirs
+from svmrepro.errors import ConfigError, SvmReproError
+from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, config_dirs, user_config_dirs
 
 
 def searchpath_override() -> list[str]:
@@ -33,6 +34,18 @@ def check_config_files(folder: Path) -> None:
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             raise ConfigError(f"config file {path} is not valid YAML{where}: "
                               f"{getattr(exc, 'problem', None) or exc}") from None
+
+
+def use_config_dirs(dirs: list[Path]) -> None:
+    """The user's config folders (``--config-dir`` of svmrepro-reproduce and svmrepro-data), for this process's
+    compositions and (as ``hydra.searchpath``) its sweeps."""
+    for folder in dirs:
+        if not (folder / "experiment").is_dir() and not (folder / "dataset").is_dir():
+            raise SvmReproError(f"--config-dir {folder}: expected a folder with experiment/<paper>/<id>.yaml "
+                                "or dataset/<name>.yaml files")
+        check_config_files(folder)
+    if dirs:
+        os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
 
 
 def compose_config(overrides: list[str] = (), return_hydra_config: bool = False) -> DictConfig:

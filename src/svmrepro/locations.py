@@ -15,6 +15,7 @@ the search path: ``svmrepro-run --config-dir DIR`` (Hydra's option) or ``svmrepr
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 from importlib.resources import files
@@ -31,6 +32,14 @@ CONFIG_DIRS_ENV = "SVMREPRO_CONFIG_DIRS"
 
 def user_config_dirs() -> list[Path]:
     return [Path(p).resolve() for p in os.environ.get(CONFIG_DIRS_ENV, "").split(os.pathsep) if p]
+
+
+def config_dir_option(arguments: list[str]) -> Path | None:
+    """The folder of Hydra's ``--config-dir``/``-cd`` option in ``arguments`` (a command line), if given; an
+    option without its folder is None here, and Hydra's parser says what is missing."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--config-dir", "-cd", type=Path, nargs="?")
+    return parser.parse_known_args(arguments)[0].config_dir
 
 
 def config_dirs() -> list[Path]:

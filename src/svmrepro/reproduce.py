@@ -63,8 +63,8 @@ from omegaconf import OmegaConf
 
 from svmrepro import settings
 from svmrepro.code_digest import code_digest, made_by
-from svmrepro.compose import check_config_files, compose_config, experiments, papers, searchpath_override, sweep_jobs
-from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR, check_writable
+from svmrepro.compose import compose_config, experiments, papers, searchpath_override, sweep_jobs, use_config_dirs
+from svmrepro.locations import PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import is_exclusive
@@ -442,17 +442,6 @@ def store_of_overrides(args: argparse.Namespace) -> str | None:
     if len(uris) > 1:
         raise SvmReproError("--tracking-uri and --override tracking.uri=... name different stores: give one")
     return next(iter(uris), None)
-
-
-def use_config_dirs(dirs: list[Path]) -> None:
-    """The user's config folders, for this process's compositions and (as ``hydra.searchpath``) its sweeps."""
-    for folder in dirs:
-        if not (folder / "experiment").is_dir() and not (folder / "dataset").is_dir():
-            raise SvmReproError(f"--config-dir {folder}: expected a folder with experiment/<paper>/<id>.yaml "
-                                "or dataset/<name>.yaml files")
-        check_config_files(folder)
-    if dirs:
-        os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
 
 
 def check_folders(plan: Plan, args: argparse.Namespace) -> None:

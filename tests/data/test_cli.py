@@ -95,3 +95,20 @@ def test_describe_files_by_remote_files(tmp_path, monkeypatch):
 def test_describe_files_by_checksums_only():
     assert cli.describe(ChecksumSource()) == ("files", "n_train=10", "unknown")
     assert cli.file_locations(ChecksumSource())[0].startswith("a.csv")
+
+
+@pytest.mark.parametrize("command", [["list"], ["fetch", "mine"]])
+def test_a_users_config_dir_adds_its_data_sets(command, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(CONFIG_DIRS_ENV, "")  # restored after the test: --config-dir sets it for the process
+    (tmp_path / "dataset").mkdir()
+    (tmp_path / "dataset" / "mine.yaml").write_text("_target_: svmrepro.data.separable.Separable\n")
+    assert cli.main([*command, "--config-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "mine" in out and "gaussian_clouds" in out if command == ["list"] else "mine: 200 train" in out
+
+
+def test_a_config_dir_without_data_sets_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(CONFIG_DIRS_ENV, "")
+    assert cli.main(["list", "--config-dir", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--config-dir" in err and "dataset/<name>.yaml" in err

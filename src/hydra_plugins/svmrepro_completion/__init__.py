@@ -8,7 +8,11 @@ named from there (``experiment=cross_training/fig3``), and Hydra's own answer fo
 (config keys and their values, file names, ``+group`` and ``~group``).
 
 Hydra allows one completion plugin per shell and its ``bash`` is built in, so this one is installed
-under a name of its own::
+under a name of its own, and ``svmrepro-run`` hands Hydra's documented ``bash`` (and ``zsh``) to it
+(:func:`.completion.as_ours`); either line installs it::
 
-    eval "$(svmrepro-run -sc install=svmrepro)"     # bash, or zsh after bashcompinit
+    eval "$(svmrepro-run -sc install=bash)"         # bash, or zsh after bashcompinit
+    eval "$(svmrepro-run -sc install=svmrepro)"
+
+A ``--config-dir DIR`` typed on the line adds that folder's experiments and data sets to the answers.
 """

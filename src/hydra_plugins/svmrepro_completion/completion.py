@@ -12,8 +12,16 @@ from hydra.plugins.completion_plugin import CompletionPlugin
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from svmrepro.locations import config_dir_option
+
 SHELL = "svmrepro"
 FUNCTION = "_svmrepro_complete"
+#: the shells of Hydra's documented ``-sc install=bash`` (zsh: the same, after bashcompinit): Hydra's built-in
+#: plugin for them completes no experiment, and a second plugin may not claim them, so svmrepro-run hands
+#: their install, uninstall and query to this one (:func:`as_ours`)
+HYDRA_SHELLS = ("bash", "zsh")
+SHELL_COMPLETION_FLAGS = ("-sc", "--shell-completion")
+CONFIG_DIR_FLAGS = ("-cd", "--config-dir")
 
 # Bash splits a word at '=' (COMP_WORDBREAKS) and replaces only what follows it, while a suggestion is a
 # whole override: each is cut to the part right of the last break, so the shell's settings stay as they
@@ -55,7 +63,8 @@ class GroupCompletion(CompletionPlugin):
     @staticmethod
     def help(command: str) -> str:
         assert command in ("install", "uninstall")
-        note = "bash, or zsh after bashcompinit; experiment=<paper>/<id> and every group's options\n    "
+        note = ("bash, or zsh after bashcompinit (-sc install=bash is the same); experiment=<paper>/<id>, every "
+                "group's options, and those of a --config-dir on the line\n    ")
         return (note if command == "install" else "") + f'eval "$({{}} -sc {command}={SHELL})"'
 
     def install(self) -> None:
@@ -73,9 +82,15 @@ class GroupCompletion(CompletionPlugin):
         """The suggestions for the last word of ``line`` (the command line without the program)."""
         words = line.split()
         word = "" if not words or line[-1].isspace() else words.pop()
+        if words and words[-1] in CONFIG_DIR_FLAGS:  # a folder: none offered, so the shell offers its file names
+            return []
+        # the query runs as `svmrepro-run -sc query=...`, so a --config-dir typed on the line is not in Hydra's
+        # search path: it is added as hydra.searchpath, in front, where it is no word being completed
+        searchpath = _searchpath(words)
+        line = " ".join([*searchpath, line])
         if word[:1] in ("+", "~"):  # adding or deleting a group: Hydra's own answer
             return self._query(config_name, line)
-        overrides = [w for w in words if not w.startswith("-") and ("=" in w or w.startswith("~"))]
+        overrides = [*searchpath, *(w for w in words if not w.startswith("-") and ("=" in w or w.startswith("~")))]
         run_mode = RunMode.MULTIRUN if {"-m", "--multirun"} & set(words) else RunMode.RUN
         config = self._load(config_name, overrides, run_mode)
         groups = set(config.hydra.runtime.choices) if config is not None else set()
@@ -128,6 +143,22 @@ class GroupCompletion(CompletionPlugin):
                     if not name.startswith("/"):  # relative to the option's own group
                         chosen.add(f"{group}/{name}")
         return chosen
+
+
+def as_ours(arguments: list[str]) -> list[str]:
+    """``arguments`` (a command line) with a shell-completion command for a shell of Hydra's own
+    (``-sc install=bash``: a flag, then the command as an override) given to this plugin (``-sc install=svmrepro``)."""
+    def ours(previous: str, argument: str) -> str:
+        command, equals, shell = argument.partition("=")
+        return f"{command}={SHELL}" if previous in SHELL_COMPLETION_FLAGS and shell in HYDRA_SHELLS else argument
+
+    return [ours(previous, argument) for previous, argument in zip(["", *arguments], arguments)]
+
+
+def _searchpath(words: list[str]) -> list[str]:
+    """``hydra.searchpath=[file://DIR]`` for the ``--config-dir DIR`` of ``words``, if there is one."""
+    folder = config_dir_option(words)
+    return [f"hydra.searchpath=[file://{folder.resolve()}]"] if folder is not None and folder.is_dir() else []
 
 
 def _executable() -> str:

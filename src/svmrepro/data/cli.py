@@ -21,6 +21,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from svmrepro.compose import use_config_dirs
 from svmrepro.data.base import DatasetSource
 from svmrepro.locations import config_dirs
 from svmrepro.errors import SvmReproError
@@ -96,11 +97,20 @@ def cmd_fetch(name: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="svmrepro-data", description=__doc__.splitlines()[0])
+    # svmrepro-reproduce's option: a folder of the user's own configs, whose dataset/ adds to the package's
+    user = argparse.ArgumentParser(add_help=False)
+    user.add_argument("--config-dir", action="append", default=[], type=Path,
+                      help="a folder of configs of your own (dataset/<name>.yaml) added to the package's (repeatable)")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("list", help="every configured data set, its source, size and availability")
-    fetch = commands.add_parser("fetch", help="load a data set once (seed 0) so its files are cached")
+    commands.add_parser("list", parents=[user], help="every configured data set, its source, size and availability")
+    fetch = commands.add_parser("fetch", parents=[user], help="load a data set once (seed 0) so its files are cached")
     fetch.add_argument("name", help="a conf/dataset option, e.g. gaussian_clouds")
     args = parser.parse_args(argv)
+    try:
+        use_config_dirs(args.config_dir)
+    except SvmReproError as exc:
+        print(f"svmrepro-data: error: {exc}", file=sys.stderr)
+        return 2
     try:
         return cmd_list() if args.command == "list" else cmd_fetch(args.name)
     except SvmReproError as exc:
