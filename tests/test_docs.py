@@ -5,6 +5,7 @@ or in a file a page includes, fails the build."""
 
 import csv
 import dataclasses
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -24,12 +25,13 @@ def sphinx(source: Path, out: Path) -> subprocess.CompletedProcess:
                            str(source), str(out)], capture_output=True, text=True, cwd=source, timeout=300)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    built = sphinx(ROOT, out)
+def test_the_site_builds_with_warnings_as_errors(tmp_path):
+    """One build (about 20 s), its pages checked below; one test, so two pytest workers build it once."""
+    built = sphinx(ROOT, tmp_path)
     assert built.returncode == 0, built.stderr
-    return out
+    check_paper_pages(tmp_path)
+    check_reference(tmp_path)
+    check_tutorial(tmp_path)
 
 
 def page(site: Path, name: str) -> str:
@@ -42,7 +44,9 @@ def text_of(html: str) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", "", html)).split())
 
 
-def test_every_paper_page_shows_its_protocol_verdicts_and_committed_figures(site):
+def check_paper_pages(site: Path) -> None:
+    """Each paper's page shows its protocol notes, its verdicts and links every committed output page,
+    whose figures are there."""
     with (ROOT / "results" / "claims.csv").open(newline="") as handle:
         verdicts = list(csv.DictReader(handle))
     for paper in PAPERS:
@@ -64,13 +68,16 @@ def test_every_paper_page_shows_its_protocol_verdicts_and_committed_figures(site
     assert "docs/index.html" in page(site, "index.html")
 
 
-def test_the_reference_lists_what_the_registries_and_schemas_declare(site):
+def check_reference(site: Path) -> None:
+    """The reference lists every claim primitive, report section, run setting and data-set kind the code
+    declares: they are walked, not listed."""
     from svmrepro.report.claims.primitives import kinds, primitive
     from svmrepro.report.sections import section_options
     from svmrepro.settings import RunSettings
 
-    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-    from svmrepro_docs import dataset_sources
+    spec = importlib.util.spec_from_file_location("svmrepro_docs", ROOT / "docs" / "_ext" / "svmrepro_docs.py")
+    extension = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extension)
 
     claims = page(site, "docs/reference/claims.html")
     for kind in kinds():
@@ -83,13 +90,14 @@ def test_the_reference_lists_what_the_registries_and_schemas_declare(site):
     for field in dataclasses.fields(RunSettings):
         assert f"<code class=\"docutils literal notranslate\"><span class=\"pre\">{field.name}</span></code>" \
             in configuration
-    sources = dataset_sources()
+    sources = extension.dataset_sources()
     assert sources
     for source in sources:
         assert f"{source.__module__}.{source.__qualname__}" in configuration
 
 
-def test_the_tutorial_shows_the_study_files_the_test_runs(site):
+def check_tutorial(site: Path) -> None:
+    """The tutorial shows the files of docs/tutorial/study/ (tests/test_own_study.py runs them) as they are."""
     source = (ROOT / "docs" / "tutorial" / "own-study.md").read_text()
     included = re.findall(r"```\{literalinclude\} (\S+)", source)
     assert included and all(path.startswith("study/") for path in included)

@@ -153,36 +153,32 @@ def cell(text: str) -> list[str]:
     return (text or " ").splitlines() or [" "]
 
 
-def fields_table(cls: type, prefix: str = "", skip: tuple[str, ...] = ()) -> tuple[list[str], list[type]]:
-    """reST lines of a list-table of ``cls``'s fields (key, type, default, description), and the
-    dataclasses its fields hold, to be tabled after it."""
+def fields_table(cls: type, prefix: str = "", skip: tuple[str, ...] = ()) -> tuple[list[str], dict[type, list[str]]]:
+    """reST lines of a list-table of ``cls``'s fields (key, type, default, description), and each
+    dataclass its fields hold with the names of those fields, to be tabled after it."""
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
     lines = [".. list-table::", "   :header-rows: 1", "   :widths: 18 18 14 50", "",
              "   * - key", "     - type", "     - default", "     - what it holds"]
-    nested = []
+    nested: dict[type, list[str]] = {}
     for field in dataclasses.fields(cls):
         if field.name in skip:
             continue
         hint = hints[field.name]
-        inner = [arg for arg in (typing.get_args(hint) or (hint,)) if dataclasses.is_dataclass(arg)]
-        nested += [arg for arg in inner if arg not in nested]
+        for inner in (arg for arg in (typing.get_args(hint) or (hint,)) if dataclasses.is_dataclass(arg)):
+            nested.setdefault(inner, []).append(field.name)
         description = "; ".join(part for part in (docs.get(field.name, ""), field_notes(field)) if part)
-        rows = [f"``{prefix}{field.name}``", type_text(hint), default_text(field), description]
-        lines.append(f"   * - {cell(rows[0])[0]}")
-        for value in rows[1:]:
-            first, *rest = cell(value)
-            lines.append(f"     - {first}")
-            lines += [f"       {line}" for line in rest]
+        lines.append(f"   * - ``{prefix}{field.name}``")
+        for value in (type_text(hint), default_text(field), description):
+            first, *rest = (value or " ").splitlines()
+            lines += [f"     - {first}", *(f"       {line}" for line in rest)]
     return lines + [""], nested
 
 
 def dataclass_tables(cls: type, prefix: str = "", skip: tuple[str, ...] = ()) -> list[str]:
-    """``cls``'s table, then one per dataclass a field of it holds (``tracking.``, a side's ``a.``)."""
+    """``cls``'s table, then one per dataclass a field of it holds (``tracking.``, both sides ``(a|b).``)."""
     lines, nested = fields_table(cls, prefix, skip)
-    for inner in nested:
-        names = [f.name for f in dataclasses.fields(cls) if inner in (typing.get_args(typing.get_type_hints(
-            cls)[f.name]) or (typing.get_type_hints(cls)[f.name],))]
+    for inner, names in nested.items():
         lines += [f"``{prefix}{'``, ``'.join(names)}`` ({inner.__name__}):", ""]
         lines += dataclass_tables(inner, f"{prefix}{names[0]}." if len(names) == 1 else f"{prefix}({'|'.join(names)}).")
     return lines
@@ -232,8 +228,8 @@ class DataclassFields(GeneratedDirective):
         return dataclass_tables(resolve(self.arguments[0]), self.options.get("prefix", ""), skip)
 
 
-def _section_heading(title: str, char: str) -> list[str]:
-    return [title, char * len(title), ""]
+def heading(title: str) -> list[str]:
+    return [title, "-" * len(title), ""]
 
 
 class ClaimPrimitives(GeneratedDirective):
@@ -248,7 +244,7 @@ class ClaimPrimitives(GeneratedDirective):
         lines = []
         for kind in kinds():
             module = primitive(kind, "docs")
-            lines += _section_heading(f"``{kind}``", "-") + docstring(module)
+            lines += heading(f"``{kind}``") + docstring(module)
             lines += dataclass_tables(module.Test, skip=tuple(sorted(shared)))
         return lines
 
@@ -262,7 +258,7 @@ class ReportSections(GeneratedDirective):
 
         lines = []
         for key, (module, option) in section_options().items():
-            lines += _section_heading(f"``report.{key}``", "-")
+            lines += heading(f"``report.{key}``")
             lines += [f"Expects ``{option.expects}``.", ""] + docstring(module)
             held = [arg for arg in (typing.get_args(option.kind) or (option.kind,)) if dataclasses.is_dataclass(arg)]
             for node in held:
@@ -293,7 +289,7 @@ class DatasetSources(GeneratedDirective):
         lines = []
         for cls in dataset_sources():
             target = f"{cls.__module__}.{cls.__qualname__}"
-            lines += _section_heading(f"``{target}``", "-")
+            lines += heading(f"``{target}``")
             name = getattr(cls, "name", None)
             if isinstance(name, str):
                 fixed = "task" not in {f.name for f in dataclasses.fields(cls)}  # else the config says
