@@ -21,12 +21,12 @@ extensions = ["myst_parser", "svmrepro_docs"]
 # and the tutorial's study folder (configuration files, included by path) are no pages
 include_patterns = ["docs/**", "results/**"]
 exclude_patterns = ["results/quick/**", "docs/tutorial/study/**", "docs/_root/**"]
-source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+source_suffix = {".md": "markdown"}
 
 # heading anchors as GitHub makes them, so `page.md#a-heading` links work on the site as on GitHub;
-# html_image: the scoreboard's <img> thumbnails are images whose files the build copies
+# html_image: the scoreboard's <img> thumbnails are images whose files the build copies; deflist: term, then ": what it means"
 myst_heading_anchors = 3
-myst_enable_extensions = ["html_image", "colon_fence"]
+myst_enable_extensions = ["html_image", "deflist"]
 
 html_theme = "alabaster"
 html_title = "svmrepro"
