@@ -28,6 +28,7 @@ from docutils import nodes
 from docutils.parsers.rst import Parser, directives
 from docutils.utils import new_document
 from omegaconf import MISSING
+from sphinx.errors import PycodeError
 from sphinx.pycode import ModuleAnalyzer
 from sphinx.util.docutils import SphinxDirective
 
@@ -103,6 +104,7 @@ def type_text(hint) -> str:
 
 
 def default_text(field: dataclasses.Field) -> str:
+    """A field's default as YAML writes it; ``required`` for a field without one (or OmegaConf's ``???``)."""
     if field.default is not dataclasses.MISSING:
         value = field.default
     elif field.default_factory is not dataclasses.MISSING:
@@ -115,9 +117,9 @@ def default_text(field: dataclasses.Field) -> str:
         return "its fields' defaults"
     if isinstance(value, enum.Enum):
         value = value.value
-    shown = {None: "null", True: "true", False: "false"}.get(value, value) if isinstance(value, (bool, type(
-        None))) else value
-    return f"``{shown}``" if shown != "" else '``""``'
+    if value is None or isinstance(value, bool):
+        value = {None: "null", True: "true", False: "false"}[value]
+    return f"``{value}``" if value != "" else '``""``'
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -128,7 +130,7 @@ def field_docs(cls: type) -> dict[str, str]:
             continue
         try:
             attrs = ModuleAnalyzer.for_module(klass.__module__).find_attr_docs()
-        except Exception:  # a class made at run time (make_dataclass) has no source of its own
+        except PycodeError:  # a module without source to read
             continue
         for (owner, name), lines in attrs.items():
             if owner == klass.__qualname__:
