@@ -262,10 +262,19 @@ class ReportSections(GeneratedDirective):
         for key, (module, option) in section_options().items():
             lines += heading(f"``report.{key}``")
             lines += [f"Expects ``{option.expects}``.", ""] + docstring(module)
-            held = [arg for arg in (typing.get_args(option.kind) or (option.kind,)) if dataclasses.is_dataclass(arg)]
-            for node in held:
-                lines += dataclass_tables(node, f"{key}.")
+            for node, listed in held_nodes(option.kind):
+                lines += dataclass_tables(node, f"{key}[]." if listed else f"{key}.")
         return lines
+
+
+def held_nodes(kind) -> list[tuple[type, bool]]:
+    """The dataclasses a section's key holds (``Optional[RatiosNode]``, ``List[SlopeNode]``), each with
+    whether it comes as a list."""
+    if dataclasses.is_dataclass(kind):
+        return [(kind, False)]
+    if typing.get_origin(kind) in (list, tuple):
+        return [(inner, True) for inner in typing.get_args(kind) if dataclasses.is_dataclass(inner)]
+    return [found for arg in typing.get_args(kind) for found in held_nodes(arg)]
 
 
 def dataset_sources() -> list[type]:
