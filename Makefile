@@ -5,6 +5,8 @@
 #                  dependency: scikit-learn, mlflow, hydra-core, numpy...), each in a venv of its own; for CI,
 #                  not part of make test (about 35 minutes on 2 cores: a minute to install each, then the suite)
 # make ui          the MLflow UI for the project's store on http://127.0.0.1:5000
+# make docs        the documentation site into build/docs/ (open build/docs/index.html); a warning, a broken
+#                  link among them, fails it
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -13,7 +15,7 @@ INSTALLED := $(VENV)/.installed
 UI_WORKERS ?= 1
 UI_PORT ?= 5000
 
-.PHONY: install reproduce reproduce-full test test-bounds ui clean
+.PHONY: install reproduce reproduce-full test test-bounds ui docs clean
 
 install: $(INSTALLED)
 
@@ -66,6 +68,10 @@ test-bounds: $(UV)
 ui: install
 	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db \
 		--default-artifact-root $(CURDIR)/mlartifacts --host 127.0.0.1 --port $(UI_PORT) --workers $(UI_WORKERS)
+
+# the checkout is the source folder (docs/conf.py says why); tests/test_docs.py builds it the same way
+docs: install
+	$(PY) -m sphinx -W --keep-going -q -c docs . build/docs
 
 clean:
 	rm -rf outputs multirun results/quick .venv-bounds-*

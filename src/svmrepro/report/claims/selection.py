@@ -21,10 +21,17 @@ METRIC = "metrics."
 
 @dataclass
 class Selection:
+    #: the primitive: a module of :mod:`svmrepro.report.claims.primitives`
     kind: str = MISSING
+    #: keeps the runs whose column has the value, or one of the values of a list:
+    #: ``{params.dataset.n_train: 20000, tags.label: [a, b]}``
     where: Optional[Dict[str, Any]] = None
+    #: keeps the runs at these values of ``x`` (a value or a list); ``all`` or none: every value
     at: Any = None
+    #: a column of the runs table (``params.dataset.n_train``): what a slope or trend is taken
+    #: against, and what ``compare`` pairs runs by beside ``by``
     x: Optional[str] = None
+    #: the column whose values the test's groups (``a``, ``b``, ``group``) name
     group_column: str = GROUP_COLUMN
 
     def at_values(self) -> list:

@@ -36,10 +36,15 @@ SIDE_KEYS = ("group", "metric")
 class Test(Selection):
     """A ``compare`` test's arguments; a side (``a``, ``b``) is a group or ``{group, metric}``."""
 
+    #: the metric of both sides (a side may name its own)
     metric: Optional[str] = None
+    #: the reference side: a group, or ``{group: .., metric: ..}``
     a: Any = MISSING
+    #: the side compared with it
     b: Any = MISSING
+    #: ``ratio``: ``b / a``; ``difference``: ``b - a``
     stat: str = "ratio"
+    #: the column whose equal values pair a run of ``a`` with one of ``b`` (the seed)
     by: str = SEED_COLUMN
 
     def sides(self) -> list[tuple[str, Any, str, Any]]:

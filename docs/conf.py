@@ -1,0 +1,36 @@
+"""Sphinx configuration of svmrepro's documentation site (``make docs``; tests/test_docs.py).
+
+The source folder is the checkout itself, so the committed results pages (``results/**/*.md``) are
+pages of the site as they are, their links and figures unchanged; the pages written for the site are
+under ``docs/``. ``make docs`` runs ``sphinx-build -W --keep-going -c docs . build/docs``: any warning
+fails the build, a link to a page or file that does not exist among them.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+
+project = "svmrepro"
+author = "svmrepro contributors"
+root_doc = "docs/index"
+
+extensions = ["myst_parser", "svmrepro_docs"]
+
+# only the site's own pages and the generated results; results/quick/ (make reproduce, not committed)
+# and the tutorial's study folder (configuration files, included by path) are no pages
+include_patterns = ["docs/**", "results/**"]
+exclude_patterns = ["results/quick/**", "docs/tutorial/study/**", "docs/_root/**"]
+source_suffix = {".md": "markdown"}
+
+# heading anchors as GitHub makes them, so `page.md#a-heading` links work on the site as on GitHub;
+# html_image: the scoreboard's <img> thumbnails are images whose files the build copies; deflist: term, then ": what it means"
+myst_heading_anchors = 3
+myst_enable_extensions = ["html_image", "deflist"]
+
+html_theme = "alabaster"
+html_title = "svmrepro"
+html_theme_options = {"page_width": "1300px", "sidebar_width": "260px"}
+# /index.html sends a visitor to the site's first page (docs/index.html)
+html_extra_path = ["_root"]
+html_show_sourcelink = False
