@@ -3,8 +3,9 @@
 Data sets are the YAML files in ``conf/dataset/``: each is instantiated (constructors only
 check parameters) and asked about itself by duck typing, so adding a data set never edits this
 file. A source that has ``remote_files()`` (returning :class:`~svmrepro.data.files.RemoteFile`)
-is listed with its URLs and whether every file is on disk; one that only has non-empty
-``source_checksums()`` reads files we cannot locate; anything else is generated.
+is listed with its URLs and whether every file is on disk; a data set from configuration (a
+:class:`~svmrepro.data.split.SplitSource`) with its function, OpenML page or file; one that only has
+non-empty ``source_checksums()`` reads files we cannot locate; anything else is generated.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow im
 one_line_stop("svmrepro-data")
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -22,7 +24,9 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from svmrepro.data.base import DatasetSource
-from svmrepro.locations import config_dirs
+from svmrepro.data.function import source_class
+from svmrepro.data.split import SplitSource
+from svmrepro.locations import CONFIG_DIRS_ENV, config_dirs
 from svmrepro.errors import SvmReproError
 
 def dataset_configs() -> dict[str, Path]:
@@ -32,8 +36,10 @@ def dataset_configs() -> dict[str, Path]:
 
 def build(path: Path) -> DatasetSource:
     """Instantiate one dataset config; an error of ours surfaces as itself, not Hydra's wrapper."""
+    node = OmegaConf.load(path)
+    source_class(node.get("_target_"))  # a plain function is refused before it is called
     try:
-        return instantiate(OmegaConf.load(path))
+        return instantiate(node)
     except InstantiationException as exc:
         if isinstance(exc.__cause__, SvmReproError):
             raise exc.__cause__ from None
@@ -51,6 +57,8 @@ def describe(source: DatasetSource) -> tuple[str, str, str]:
         if not all(f.available_offline() for f in files):
             return origin, size, "no"
         return origin, size, "yes (cache)" if all(f.cached_path().exists() for f in files) else "yes (shared/data)"
+    if isinstance(source, SplitSource):  # a data set from configuration: a function, an OpenML id, a file
+        return source.origin(), size, {True: "yes", False: "no", None: "unknown"}[source.available_offline()]
     if source.source_checksums():
         return "files", size, "unknown"
     return "generated", size, "yes"
@@ -96,11 +104,15 @@ def cmd_fetch(name: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="svmrepro-data", description=__doc__.splitlines()[0])
+    parser.add_argument("--config-dir", "-cd", type=Path, action="append", default=[],
+                        help="a config folder of yours (as for svmrepro-run): its dataset/*.yaml too")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="every configured data set, its source, size and availability")
     fetch = commands.add_parser("fetch", help="load a data set once (seed 0) so its files are cached")
     fetch.add_argument("name", help="a conf/dataset option, e.g. gaussian_clouds")
     args = parser.parse_args(argv)
+    if args.config_dir:
+        os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in args.config_dir)
     try:
         return cmd_list() if args.command == "list" else cmd_fetch(args.name)
     except SvmReproError as exc:
