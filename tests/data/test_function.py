@@ -116,3 +116,14 @@ def test_list_shows_a_function_data_set_of_a_config_folder(tmp_path, capsys, mon
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
     assert rows["moons"].split()[1:] == ["sklearn.datasets.make_moons", "n_train=100", "n_test=80", "n_val=0", "yes"]
     assert "error: dataset._target_=sklearn.datasets.make_moons is not a svmrepro DatasetSource" in rows["plain"]
+
+
+def test_a_source_class_of_the_config_folder_is_found_without_pythonpath(tmp_path, monkeypatch):
+    (tmp_path / "h1_own_sources.py").write_text(
+        "from dataclasses import dataclass\nfrom svmrepro.data.gaussian_clouds import GaussianClouds\n\n\n"
+        "@dataclass(frozen=True)\nclass Mine(GaussianClouds):\n    name = 'mine'\n")
+    (tmp_path / "dataset").mkdir()
+    (tmp_path / "dataset" / "mine.yaml").write_text("_target_: h1_own_sources.Mine\nn_train: 20\nn_test: 10\n")
+    monkeypatch.setenv(CONFIG_DIRS_ENV, str(tmp_path))
+    source = cli.build(tmp_path / "dataset" / "mine.yaml")
+    assert type(source).__name__ == "Mine" and source.load(0).n_train == 20

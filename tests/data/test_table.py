@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from svmrepro.data import cli
 from svmrepro.data.table import Table
 from svmrepro.errors import ConfigError, DataError
 from svmrepro.locations import CONFIG_DIRS_ENV
@@ -72,3 +73,14 @@ def test_a_column_that_is_no_number_is_one_line(conf):
     FRAME.assign(b="x").to_csv(conf / "data" / "words.csv", index=False)
     with pytest.raises(DataError, match="^.*words.csv: the features are not all numbers"):
         Table(path="data/words.csv", label="outcome", n_train=30, n_test=20).load(0)
+
+
+def test_list_and_fetch_name_the_file(conf, capsys):
+    (conf / "dataset").mkdir()
+    (conf / "dataset" / "points.yaml").write_text(
+        "_target_: svmrepro.data.table.Table\npath: data/points.parquet\nlabel: outcome\nn_train: 30\nn_test: 20\n")
+    assert cli.main(["list"]) == 0 and cli.main(["fetch", "points"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    listed = next(line for line in out if line.startswith("points "))
+    assert listed.split()[1:] == [str(conf / "data" / "points.parquet"), "n_train=30", "n_test=20", "n_val=0", "yes"]
+    assert out[-2:] == ["points: 30 train / 20 test rows (seed 0)", f"  {conf / 'data' / 'points.parquet'}"]

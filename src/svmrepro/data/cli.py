@@ -66,6 +66,8 @@ def describe(source: DatasetSource) -> tuple[str, str, str]:
 
 def file_locations(source: DatasetSource) -> list[str]:
     """Where the files of a fetched data set are (generated data have none)."""
+    if isinstance(source, SplitSource):
+        return [where] if (where := source.stored_in()) else []
     remote_files = getattr(source, "remote_files", None)
     if callable(remote_files):
         return [str(f.cached_path() if f.cached_path().exists() else f.shared_path()) for f in remote_files()]

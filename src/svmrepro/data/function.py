@@ -101,7 +101,13 @@ class FromFunction(SplitSource):
 
     def available_offline(self) -> bool | None:
         """A generator draws its rows here; a fetcher (it takes ``data_home``) may download them."""
-        return None if "data_home" in (_parameters(locate(self.loader)) or ()) else True
+        return None if self._fetches() else True
+
+    def stored_in(self) -> str | None:
+        return str(data_home() / "sklearn") if self._fetches() else None
+
+    def _fetches(self) -> bool:
+        return "data_home" in (_parameters(locate(self.loader)) or ())
 
     def table(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
         function = locate(self.loader)

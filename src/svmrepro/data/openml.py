@@ -47,6 +47,9 @@ class OpenML(SplitSource):
     def cache(self) -> Path:
         return data_home() / "openml"
 
+    def stored_in(self) -> str:
+        return str(self.cache())
+
     def available_offline(self) -> bool:
         """Whether scikit-learn's cache holds this data set's description (its first download)."""
         return (self.cache() / "openml.org" / "api" / "v1" / "json" / "data" / f"{self.data_id}.gz").is_file()

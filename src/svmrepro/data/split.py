@@ -54,6 +54,10 @@ class SplitSource(DatasetSource):
         """Whether the rows can be had without a download (None: cannot tell)."""
         return True
 
+    def stored_in(self) -> str | None:
+        """Where the rows are kept on disk (None: drawn when loaded), as ``svmrepro-data fetch`` says."""
+        return None
+
     def load(self, seed: int) -> Dataset:
         X, y = self.table(seed)
         X, y = self._checked(X, y)

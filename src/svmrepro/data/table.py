@@ -84,6 +84,9 @@ class Table(SplitSource):
     def origin(self) -> str:
         return str(self.file)
 
+    def stored_in(self) -> str:
+        return str(self.file)
+
     def table(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
         verify(self.file, self._sha256)  # the bytes the fingerprint was made of
         columns = self.features or [c for c in READERS[self.file.suffix.lower()][0](self.file) if c != self.label]
