@@ -105,6 +105,14 @@ def test_a_loader_module_in_the_config_folder_is_found_without_pythonpath(tmp_pa
     assert np.array_equal(data.y_train, np.where(data.X_train[:, 0] > 0.5, 1, -1))
 
 
+def test_a_loader_module_that_fails_on_import_is_one_line(tmp_path, monkeypatch):
+    (tmp_path / "h1_own_broken.py").write_text("import numpy as np\nX = np.zeroes(3)\n")
+    monkeypatch.setenv(CONFIG_DIRS_ENV, str(tmp_path))
+    with pytest.raises(ConfigError, match=r"^dataset.loader='h1_own_broken.load' cannot be imported \(AttributeError: "
+                                          r"module 'numpy' has no attribute 'zeroes'"):
+        FromFunction(loader="h1_own_broken.load", n_train=50, n_test=50)
+
+
 def test_list_shows_a_function_data_set_of_a_config_folder(tmp_path, capsys, monkeypatch):
     (tmp_path / "dataset").mkdir()
     (tmp_path / "dataset" / "moons.yaml").write_text(

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from omegaconf import DictConfig, OmegaConf
 from svmrepro.data.base import DatasetSource, check_param, check_rows, rng_for
 from svmrepro.data.files import data_home
 from svmrepro.data.split import SplitSource
-from svmrepro.errors import ConfigError, first_line
+from svmrepro.errors import ConfigError, error_line, first_line
 from svmrepro.locations import user_config_dirs
 
 #: the (a) form, shown wherever a plain function is given where a data set goes
@@ -51,14 +50,16 @@ def locate(dotted: str, owner: str = "dataset.loader") -> Callable:
         if str(folder) not in sys.path:
             sys.path.append(str(folder))
     importlib.invalidate_caches()  # a module written after the first import of this process
+    module, _, name = str(dotted).rpartition(".")
+    folders = ", ".join(map(str, user_config_dirs())) or "none given"
+    expected = f"expected module.function on the Python path or in a config folder (--config-dir: {folders})"
     try:
-        found = pkgutil.resolve_name(dotted)
-    except (ImportError, AttributeError, ValueError) as exc:
-        module, _, name = str(dotted).rpartition(".")
-        why = f"{module} has no {name!r}" if isinstance(exc, AttributeError) else first_line(exc)
-        folders = ", ".join(map(str, user_config_dirs())) or "none given"
-        raise ConfigError(f"{owner}={dotted!r} cannot be imported ({why}): expected module.function "
-                          f"on the Python path or in a config folder (--config-dir: {folders})") from None
+        found = getattr(importlib.import_module(module), name, None) if module else None
+    except Exception as exc:  # the module's own code may raise anything while it is imported
+        why = first_line(exc) if isinstance(exc, ImportError) else error_line(exc)
+        raise ConfigError(f"{owner}={dotted!r} cannot be imported ({why}): {expected}") from None
+    if found is None:
+        raise ConfigError(f"{owner}={dotted!r} cannot be imported ({module or 'no module'} has no {name!r}): {expected}")
     if not callable(found):
         raise ConfigError(f"{owner}={dotted!r} is invalid: expected a function, got {type(found).__name__}")
     return found
