@@ -2,6 +2,8 @@ import os
 
 import pytest
 
+from installed_wheel import build_wheel, install_wheel
+
 from svmrepro.compose import compose_config
 from svmrepro.exclusive import LOCK_ENV
 
@@ -32,3 +34,16 @@ def own_timing_lock(tmp_path_factory):
     """Each pytest worker's runs hold a machine slot of their own (svmrepro.exclusive), so a timed
     experiment's run in one worker does not wait for the other worker's tests."""
     os.environ[LOCK_ENV] = str(tmp_path_factory.mktemp("timing") / "timing.lock")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """The wheel of this checkout and what its build printed, built once for every test that reads or
+    installs it (tests/installed_wheel.py)."""
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="session")
+def venv(built, tmp_path_factory):
+    """The bin folder of a fresh virtualenv with the wheel of this checkout installed."""
+    return install_wheel(built[0], tmp_path_factory.mktemp("venv"))

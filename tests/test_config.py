@@ -11,6 +11,7 @@ from hydra.utils import instantiate
 from svmrepro.build import build
 from svmrepro.compose import CONF_DIR, compose_config, experiments
 from svmrepro.errors import ConfigError
+from svmrepro.locations import CONFIG_DIRS_ENV, data_file
 
 DATASETS = sorted(p.stem for p in (CONF_DIR / "dataset").glob("*.yaml"))
 ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml"))
@@ -111,3 +112,25 @@ def test_estimators_nested_in_a_meta_estimator_are_validated_too():
     }
     with pytest.raises(ConfigError, match=r"algorithm\.estimator\.kernel='gaussian' is invalid"):
         build(cfg)
+
+
+def test_a_study_s_papers_folder_beside_its_config_folder_is_found_from_any_folder(tmp_path, monkeypatch):
+    """``study/conf`` given as --config-dir, ``study/experiments/<paper>/`` holds its numbers and claims."""
+    claims = tmp_path / "study" / "experiments" / "mine" / "claims.yaml"
+    claims.parent.mkdir(parents=True)
+    claims.write_text("claims: []\n")
+    (tmp_path / "study" / "conf").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    monkeypatch.setenv(CONFIG_DIRS_ENV, str(tmp_path / "study" / "conf"))
+    assert data_file("experiments/mine/claims.yaml") == claims
+
+
+def test_a_dataset_target_that_is_a_plain_function_is_one_line_showing_the_form(store_uri):
+    done = subprocess.run([sys.executable, "-m", "svmrepro", "dataset._target_=sklearn.datasets.make_moons",
+                           f"tracking.uri={store_uri}"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "svmrepro-run: error: dataset._target_=sklearn.datasets.make_moons is not a svmrepro DatasetSource: "
+        "a function returning (X, y) is a data set as _target_: svmrepro.data.function.FromFunction, "
+        "loader: <module.function>, arguments: {<its keyword arguments>}, n_train: ..., n_test: ...")

@@ -1,26 +1,17 @@
 """The wheel runs outside the checkout: its configs, papers' numbers and plans are package data,
-and what it writes (the store, ``multirun/``, results) lands in the folder it is run from.
-
-The wheel is built from this checkout and installed without its dependencies into a fresh
-virtualenv; the dependencies come from the test venv's site-packages, added after the fresh
-venv's own (a plain path, so the test venv's editable install of svmrepro is not seen).
+and what it writes (the store, ``multirun/``, results) lands in the folder it is run from. The
+wheel is the session fixture ``venv`` (tests/installed_wheel.py).
 """
 
-import os
 import re
-import shutil
-import subprocess
-import sys
-import sysconfig
 import zipfile
 from email.parser import Parser
-from pathlib import Path
 
 import pytest
 
+from installed_wheel import CHECKOUT, call
 from svmrepro.code_digest import code_digest
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 EXPERIMENT = "cross_training/fig3_baseline"
 #: two seconds-long jobs of its sweep (training sizes 120 and 160)
 SMALL = ["dataset.n_train=120,160", "dataset.n_test=200", "seed=0", "selection.cv.n_splits=2",
@@ -47,54 +38,6 @@ report:
 BUILD_WARNING = re.compile(r"\w+Warning: |\bwarning: ")
 
 pytestmark = pytest.mark.slow
-
-
-def source_copy(folder: Path) -> Path:
-    """The checkout's files (tracked, or new and not ignored) copied to ``folder``, links as links:
-    setuptools builds in the source tree, and the checkout is left as it is."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=CHECKOUT,
-                            check=True, capture_output=True, text=True).stdout
-    for name in filter(None, listed.split("\0")):
-        source = CHECKOUT / name
-        if source.is_symlink() or source.is_file():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, folder / name, follow_symlinks=False)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> tuple[Path, str]:
-    """The wheel of this checkout and what its build printed (verbose, so the backend's warnings show;
-    byte-compiling left on, as a user's build has it)."""
-    root = tmp_path_factory.mktemp("wheel")
-    source = source_copy(root / "source")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--verbose", "--no-deps", "-w", str(root / "dist"),
-                           str(source)], check=True, capture_output=True, text=True, env=env)
-    (wheel,) = (root / "dist").glob("svmrepro-*.whl")
-    return wheel, done.stdout + done.stderr
-
-
-@pytest.fixture(scope="module")
-def venv(built, tmp_path_factory):
-    """A fresh virtualenv with the wheel of this checkout installed; its bin folder."""
-    wheel = built[0]
-    root = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
-    python = root / "venv" / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    str(wheel)], check=True, capture_output=True)
-    own = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                         check=True, capture_output=True, text=True).stdout.strip()
-    (Path(own) / "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return root / "venv" / "bin"
-
-
-def call(venv, folder, *command):
-    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PYTHONPATH")}
-    env["PATH"] = f"{venv}{os.pathsep}{env['PATH']}"
-    return subprocess.run([str(venv / command[0]), *command[1:]], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=600)
 
 
 def test_the_wheel_builds_without_a_warning(built):

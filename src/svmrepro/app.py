@@ -53,7 +53,7 @@ from omegaconf import DictConfig
 
 from svmrepro import settings, signals
 from svmrepro.compose import check_config_files
-from svmrepro.locations import CONF_DIR, check_writable, config_dir_option
+from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, check_writable, config_dir_option
 from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
 
@@ -192,6 +192,8 @@ def main() -> None:
     try:
         if folder := config_dir_option(sys.argv[1:]):
             check_config_files(folder)
+            # as svmrepro-reproduce does: the folder's data files and loader modules are found from it
+            os.environ[CONFIG_DIRS_ENV] = str(folder.resolve())
     except SvmReproError as exc:
         print(f"svmrepro-run: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hydra.errors import InstantiationException
-from hydra.utils import get_class, instantiate
+from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from svmrepro import settings
 from svmrepro.data.base import DatasetSource
+from svmrepro.data.function import source_class
 from svmrepro.errors import ConfigError, SvmReproError
 
 @dataclass
@@ -69,12 +70,7 @@ def _check_grid(estimator, param_grid) -> None:
 
 def _check_dataset_types(node: DictConfig) -> None:
     """The dataset's values against its fields' types, before its constructor compares them."""
-    try:
-        cls = get_class(node.get("_target_"))
-    except (ImportError, ValueError, TypeError):  # an unknown target: instantiating it says so
-        return
-    if issubclass(cls, DatasetSource):
-        cls.check_types(OmegaConf.to_container(node, resolve=True))
+    source_class(node.get("_target_")).check_types(OmegaConf.to_container(node, resolve=True))
 
 
 def build(cfg: DictConfig) -> RunParts:

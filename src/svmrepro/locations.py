@@ -10,7 +10,10 @@ MLflow store (``./mlflow.db``, artifacts in ``./mlartifacts``) and the reproduct
 
 A user's own configs (an experiment of theirs, a data set) live in a folder of theirs that is added to
 the search path: ``svmrepro-run --config-dir DIR`` (Hydra's option) or ``svmrepro-reproduce
---config-dir DIR``; their options then sit beside the package's, without touching the package.
+--config-dir DIR``; their options then sit beside the package's, without touching the package. Their
+paper's numbers and claims (``experiments/<paper>/``) are read from the current folder, ``DIR`` or the
+folder that holds ``DIR`` (:func:`data_file`); their loader modules are imported from ``DIR``
+(:func:`svmrepro.data.function.locate`).
 """
 
 from __future__ import annotations
@@ -48,9 +51,12 @@ def config_dirs() -> list[Path]:
 
 
 def data_file(relative: str | Path) -> Path:
-    """A file a report spec names (``experiments/<paper>/table1.csv``): the current folder's or a user
-    config folder's own copy if there is one, else the package's."""
-    for base in (Path.cwd(), *user_config_dirs()):
+    """A file a report spec or a paper's claims name (``experiments/<paper>/table1.csv``,
+    ``experiments/<paper>/claims.yaml``): the current folder's, a user config folder's or the folder
+    beside it's own copy if there is one, else the package's. Beside it: a study laid out like the
+    checkout (``study/conf/`` given as ``--config-dir``, ``study/experiments/``) is found from any folder."""
+    dirs = user_config_dirs()
+    for base in (Path.cwd(), *dirs, *(folder.parent for folder in dirs)):
         if (base / relative).is_file():
             return base / relative
     return PACKAGE_DIR / relative

@@ -3,8 +3,9 @@
 Data sets are the YAML files in ``conf/dataset/``: each is instantiated (constructors only
 check parameters) and asked about itself by duck typing, so adding a data set never edits this
 file. A source that has ``remote_files()`` (returning :class:`~svmrepro.data.files.RemoteFile`)
-is listed with its URLs and whether every file is on disk; one that only has non-empty
-``source_checksums()`` reads files we cannot locate; anything else is generated.
+is listed with its URLs and whether every file is on disk; a data set from configuration (a
+:class:`~svmrepro.data.split.SplitSource`) with its function, OpenML page or file; one that only has
+non-empty ``source_checksums()`` reads files we cannot locate; anything else is generated.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from omegaconf import OmegaConf
 
 from svmrepro.compose import use_config_dirs
 from svmrepro.data.base import DatasetSource
+from svmrepro.data.function import source_class
+from svmrepro.data.split import SplitSource
 from svmrepro.locations import config_dirs
 from svmrepro.errors import SvmReproError
 
@@ -33,8 +36,10 @@ def dataset_configs() -> dict[str, Path]:
 
 def build(path: Path) -> DatasetSource:
     """Instantiate one dataset config; an error of ours surfaces as itself, not Hydra's wrapper."""
+    node = OmegaConf.load(path)
+    source_class(node.get("_target_"))  # a plain function is refused before it is called
     try:
-        return instantiate(OmegaConf.load(path))
+        return instantiate(node)
     except InstantiationException as exc:
         if isinstance(exc.__cause__, SvmReproError):
             raise exc.__cause__ from None
@@ -52,6 +57,8 @@ def describe(source: DatasetSource) -> tuple[str, str, str]:
         if not all(f.available_offline() for f in files):
             return origin, size, "no"
         return origin, size, "yes (cache)" if all(f.cached_path().exists() for f in files) else "yes (shared/data)"
+    if isinstance(source, SplitSource):  # a data set from configuration: a function, an OpenML id, a file
+        return source.origin(), size, {True: "yes", False: "no", None: "unknown"}[source.available_offline()]
     if source.source_checksums():
         return "files", size, "unknown"
     return "generated", size, "yes"
@@ -59,6 +66,8 @@ def describe(source: DatasetSource) -> tuple[str, str, str]:
 
 def file_locations(source: DatasetSource) -> list[str]:
     """Where the files of a fetched data set are (generated data have none)."""
+    if isinstance(source, SplitSource):
+        return [where] if (where := source.stored_in()) else []
     remote_files = getattr(source, "remote_files", None)
     if callable(remote_files):
         return [str(f.cached_path() if f.cached_path().exists() else f.shared_path()) for f in remote_files()]
