@@ -40,7 +40,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override
+from hydra.core.override_parser.types import Glob, Override
 from hydra.core.plugins import Plugins
 from hydra.core.utils import JobReturn, JobStatus
 from hydra.errors import CompactHydraException
@@ -151,7 +151,33 @@ def expand(grids: list[Mapping], overrides: list[Override], parser: OverridesPar
                for grid in grids]
     if len(entries) > 1:
         entries, given = narrow(entries, given, parser, groups), {}
+    elif entries:  # a value the grid has, in the grid's spelling (10 given, its 10.0 kept: one run identity)
+        given = {key: spelled(parser, key, wanted, entries[0].get(key, [])) for key, wanted in given.items()}
     return [job for entry in entries for job in jobs_of({**entry, **given})]
+
+
+def spelled(parser: OverridesParser, key: str, wanted: list[str], own: list[str]) -> list[str]:
+    """Each of ``wanted`` as ``own`` writes the same value, if it has it."""
+    mine = dict(zip(same_value(parser, key, own), own))
+    return [mine.get(value, text) for value, text in zip(same_value(parser, key, wanted), wanted)]
+
+
+def number_types(sweep) -> dict[str, type]:
+    """The number type (int or float) each key takes in a ``sweep`` node (``{mode: grid or list of
+    grids}``), over every mode and grid; a key given numbers of both types is left out."""
+    parser = OverridesParser.create()
+    found: dict[str, set[type]] = {}
+    plain = OmegaConf.to_container(sweep, resolve=True) if OmegaConf.is_config(sweep) else sweep
+    for grids in (plain or {}).values():
+        for grid in sweep_grids(grids):
+            for key, value in grid.items():
+                override = parser.parse_override(f"{key}={value}")
+                if isinstance(override.value(), Glob):  # config-group options, never numbers
+                    continue
+                values = override.sweep_iterator() if override.is_discrete_sweep() else [override.value()]
+                found.setdefault(key, set()).update(
+                    type(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool))
+    return {key: types.pop() for key, types in found.items() if len(types) == 1}
 
 
 def batches(jobs: list[list[str]], size: int | None) -> Iterator[list[list[str]]]:
