@@ -104,9 +104,10 @@ class NoEntryFits(SvmReproError, CompactHydraException):
 
 
 def same_value(parser: OverridesParser, key: str, values: list[str]) -> list[object]:
-    """``values`` as Hydra reads them, numbers as floats (``10`` is ``10.0``), to compare one value with another."""
+    """``values`` as Hydra reads them, numbers as floats (``10`` is ``10.0``), others as their repr (a
+    list or a mapping too), to compare one value with another."""
     read = [parser.parse_override(f"{key}={value}").value() for value in values]
-    return [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in read]
+    return [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v) for v in read]
 
 
 def narrow(entries: list[dict[str, list[str]]], given: Mapping[str, list[str]], parser: OverridesParser,
