@@ -1,14 +1,19 @@
 """The timing protocol: a timed run holds the machine alone, every run records the load at its start
 and end and whether its timings count, and svmrepro-reproduce runs a timed experiment one job at a time."""
 
+import getpass
+import logging
+import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from mlflow.tracking import MlflowClient
 
-from svmrepro.exclusive import EXCLUSIVE, SHARED, LOCK_ENV, machine_slot, timing_tags
+from svmrepro.exclusive import EXCLUSIVE, SHARED, LOCK_ENV, holders, lock_path, machine_slot, timing_tags
 from svmrepro.runner import FINISHED, run
 
 CHOICES = {"experiment": "test/exclusive", "dataset": "gaussian_clouds", "algorithm": "svc_linear"}
@@ -83,3 +88,38 @@ def test_reproduce_runs_a_timed_experiments_sweep_one_job_at_a_time(monkeypatch,
     assert reproduce.run_sweep("cross_training/fig1", plan, None, [])
     jobs = [next(a for a in c if a.startswith("hydra.launcher.n_jobs=")) for c in commands]
     assert jobs == ["hydra.launcher.n_jobs=1", "hydra.launcher.n_jobs=2"]
+
+
+#: another process holding the slot through svmrepro (its record beside the lock) until its stdin closes
+RECORDED_HOLDER = """
+import sys
+from svmrepro.exclusive import machine_slot
+with machine_slot(sys.argv[1], "test/holder"):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_the_default_lock_is_the_user_s_own(monkeypatch, tmp_path):
+    monkeypatch.delenv(LOCK_ENV)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert lock_path() == tmp_path / f"svmrepro-timing-{os.getuid()}.lock"
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert str(os.getuid()) in lock_path().name
+
+
+def test_a_waiting_run_says_whose_run_holds_the_machine_and_since_when(lock, caplog):
+    holder = subprocess.Popen([sys.executable, "-c", RECORDED_HOLDER, EXCLUSIVE], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    [record] = holders(lock)
+    assert (record["user"], record["pid"], record["host"], record["experiment"], record["timing"]) == (
+        getpass.getuser(), holder.pid, socket.gethostname(), "test/holder", EXCLUSIVE)
+    threading.Timer(HOLD_S, holder.stdin.close).start()
+    with caplog.at_level(logging.INFO, logger="svmrepro.exclusive"), machine_slot(SHARED, "test/waiter"):
+        assert [h["experiment"] for h in holders(lock)] == ["test/waiter"]  # the holder's record went with it
+    holder.wait()
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("waiting")]
+    assert line == (f"waiting for a timed run to end: the exclusive run of {getpass.getuser()} (test/holder, "
+                    f"pid {holder.pid} on {socket.gethostname()}) since {record['since']} ({lock})")
+    assert holders(lock) == []

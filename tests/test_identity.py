@@ -179,3 +179,41 @@ def test_a_run_with_more_workers_after_a_finished_one_is_skipped(tiny_cfg):
     assert other.status == FINISHED and other.run_key != first.run_key
     retimed = run(tiny_cfg(*common, "algorithm.n_jobs=2", "force=true"), choices)
     assert retimed.status == FINISHED and retimed.run_key == first.run_key and retimed.run_id != first.run_id
+
+
+# ---------------------------------------------------------------------------------------------
+# One identity per value (issue 34): algorithm.C=10 on the command line is the run the sweep made
+# with 10.0, in its hash and its logged param.
+
+SWEPT = ["experiment=mixture/fig1", "seed=0"]  # its svc entry: algorithm.C: 10.0, algorithm.gamma: 1.0
+
+
+def test_a_number_given_as_an_int_is_the_sweep_s_float():
+    by_hand = compose_run([*SWEPT, "algorithm=svc", "algorithm.C=10", "algorithm.gamma=1"])[0]
+    swept = compose_run([*SWEPT, "algorithm=svc", "algorithm.C=10.0", "algorithm.gamma=1.0"])[0]
+    assert by_hand.algorithm.C == 10 and isinstance(by_hand.algorithm.C, int)  # as Hydra reads it
+    assert config_hash(by_hand) == config_hash(swept)
+    assert run_key(by_hand, "data", "code") == run_key(swept, "data", "code")
+    params = flatten(identity_config(by_hand))
+    assert params == flatten(identity_config(swept)) and params["algorithm.C"] == 10.0
+    # another value is another run
+    assert config_hash(compose_run([*SWEPT, "algorithm=svc", "algorithm.C=10.5", "algorithm.gamma=1"])[0]) \
+        != config_hash(swept)
+
+
+def test_a_one_grid_sweep_narrowed_on_the_command_line_keeps_its_spelling():
+    sweep = compose_run(["experiment=svr_decomposition/regime"])[0].sweep
+    assert sweep_jobs(sweep.full, {"algorithm.gamma": "3,10", "label": "x"})[:2] == [
+        ["label=x", "dataset.n_train=500", "algorithm.epsilon=0.02", "algorithm.gamma=3.0", "seed=0"],
+        ["label=x", "dataset.n_train=500", "algorithm.epsilon=0.02", "algorithm.gamma=10.0", "seed=0"]]
+    [job] = sweep_jobs(sweep.quick, {"algorithm.gamma": "30"})
+    assert job[1:] == ["dataset.n_train=500", "algorithm.epsilon=0.05", "algorithm.gamma=30.0", "seed=0"]
+
+
+@pytest.mark.parametrize("experiment", experiments())
+def test_numbers_as_the_sweep_writes_them_leave_the_sweep_s_own_runs_as_they_were(experiment):
+    """The hash of a job of the full sweep is what it was before numbers were spelled as the sweep
+    writes them (all 1244 jobs of the committed outputs checked once, in the report of issue 34)."""
+    sweep = compose_run([f"experiment={experiment}"])[0].sweep
+    cfg = compose_run([f"experiment={experiment}", "mode=full", *sweep_jobs(sweep.full)[-1]])[0]
+    assert identity_config(cfg) == old_identity_config(cfg)

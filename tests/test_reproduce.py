@@ -89,7 +89,12 @@ def test_check_lists_finished_and_missing_configurations_and_writes_nothing(tmp_
     assert "1 FINISHED runs; the quick sweep has 2 configurations: 1 done, 1 missing" in capsys.readouterr().out
 
 
-def test_runs_of_configurations_no_longer_in_the_sweep_are_counted_then_pruned(tmp_path, store_uri, capsys):
+def numbers_rows(out: str) -> list[list[str]]:
+    """The (group, x, metric) rows of --check's numbers beside the paper's."""
+    return [line.split()[:3] for line in out.splitlines() if line.split()[:1] == ["svc_linear"]]
+
+
+def test_check_counts_the_runs_the_build_reads_and_runs_outside_the_sweep_are_pruned(tmp_path, store_uri, capsys):
     base = [f"experiment={CHECKED}", "mode=quick", f"tracking.uri={store_uri}"]
     small = dict(o.split("=", 1) for o in SMALL)
     for n_train in ("120", "140"):  # 140 is not in the (overridden) sweep: a configuration since removed
@@ -98,8 +103,17 @@ def test_runs_of_configurations_no_longer_in_the_sweep_are_counted_then_pruned(t
     args = ["--experiment", CHECKED, "--tracking-uri", store_uri, "--results-dir", str(results)]
     args += [f"--override={o}" for o in SMALL]
     capsys.readouterr()
+    # --check reads what the build reads: the run outside the sweep is left out of its counts and numbers
     assert reproduce([*args, "--check"]) == 0
-    assert "1 runs of configurations outside the sweep (they count in the output" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 FINISHED runs; the quick sweep has 2 configurations: 1 done, 1 missing" in out
+    assert ("1 runs of configurations outside the quick sweep left out (--include-extra keeps them; "
+            "--prune deletes them)") in out
+    assert ["svc_linear", "140", "test_error"] not in numbers_rows(out)
+    assert reproduce([*args, "--check", "--include-extra"]) == 0
+    out = capsys.readouterr().out
+    assert "2 FINISHED runs" in out and "1 runs of configurations outside the sweep (they count in the output" in out
+    assert ["svc_linear", "140", "test_error"] in numbers_rows(out)
     assert reproduce([*args, "--prune"]) == 0
     assert "1 runs outside the sweep deleted" in capsys.readouterr().out
     assert reproduce([*args, "--no-run"]) == 0

@@ -25,7 +25,8 @@ from omegaconf import OmegaConf
 from hydra_plugins.svmrepro_sweeper import failures, mode_sweeper
 from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
 from svmrepro.app import NoValidationSplit, objective, other_sweeper
-from svmrepro.compose import compose_config, compose_run
+from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.errors import SvmReproError
 from svmrepro.runner import FINISHED, SKIPPED, RunResult, run
 
 BASIC = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
@@ -77,8 +78,10 @@ def test_the_modes_sweep_is_a_union_of_grids_with_params_and_the_command_line_on
     sweeper.hydra_context = SimpleNamespace(config_loader=None)
     sweeper.config = OmegaConf.create({"mode": "quick", "sweep": {"quick": [{"a": "1,2"}, {"b": "x", "seed": 5}],
                                                                   "full": {"c": "9"}}})
-    assert sweeper.jobs(["a=3"]) == [["a=3", "seed=0"], ["a=3", "seed=1"],
-                                     ["b=x", "seed=0", "a=3"], ["b=x", "seed=1", "a=3"]]
+    # params apply to every grid; a command-line key that one grid sets narrows that grid, the other is left out
+    assert sweeper.jobs(["a=3"]) == [["a=3", "seed=0"], ["a=3", "seed=1"]]
+    assert sweeper.jobs(["c=4"]) == [["a=1", "seed=0", "c=4"], ["a=1", "seed=1", "c=4"], ["a=2", "seed=0", "c=4"],
+                                     ["a=2", "seed=1", "c=4"], ["b=x", "seed=0", "c=4"], ["b=x", "seed=1", "c=4"]]
 
 
 def test_group_keys_become_one_value_sweeps_for_svmrepros_sweeper_alone():
@@ -183,3 +186,43 @@ def test_optuna_without_a_validation_split_stops_with_one_line(tmp_path):
     assert "Traceback" not in done.stderr
     assert ("svmrepro-run: error: job 0 has no validation error for sweeper optuna to minimize: data set "
             "gaussian_clouds has no validation split") in done.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# A list-form sweep (cascade/table1: svc, cascade_svc and the benchmark cascade, each with its own
+# parameter names) narrowed by the command line entry by entry (issue 34).
+
+LISTED = "cascade/table1"
+
+
+def _listed_jobs(**given):
+    return sweep_jobs(compose_config([f"experiment={LISTED}"]).sweep.quick, given)
+
+
+def test_a_group_option_keeps_the_entries_that_use_it_and_every_job_composes():
+    jobs = _listed_jobs(algorithm="cascade_svc")
+    assert {job[0] for job in jobs} == {"algorithm=cascade_svc"} and len(jobs) == 4
+    for job in jobs:
+        compose_run([f"experiment={LISTED}", *job])
+
+
+def test_a_key_that_some_entries_set_narrows_them_with_their_spelling_and_leaves_out_the_others():
+    # algorithm.C=1000 is the svc entry's 1000.0: the runs the sweep makes, not new ones
+    assert {tuple(job[:3]) for job in _listed_jobs(**{"algorithm.C": "1000"})} == {
+        ("algorithm=svc", "algorithm.C=1000.0", "algorithm.gamma=0.0005")}
+    # seed=2: the entries that sweep it (the benchmark's has seed 1 alone); seed=9, none has it: replaced
+    assert [job[0] for job in _listed_jobs(seed="2")] == ["algorithm=svc", "algorithm=cascade_svc"]
+    assert [job[-1] for job in _listed_jobs(seed="9")] == ["seed=9"] * 3
+    # a key no entry sets: every entry (Hydra's rule)
+    assert all("dataset.n_test=50" in job for job in _listed_jobs(**{"dataset.n_test": "50"}))
+
+
+def test_a_group_option_no_entry_uses_is_one_line_before_any_job(tmp_path):
+    with pytest.raises(SvmReproError, match="algorithm=svc_linear: no entry of the sweep uses it; "
+                       "its entries use algorithm=bench_parallel_cascade,cascade_svc,svc"):
+        _listed_jobs(algorithm="svc_linear")
+    done = _sweep(tmp_path, "none", f"experiment={LISTED}", "algorithm=svc_linear")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"svmrepro-run: error: the quick sweep of {LISTED}: algorithm=svc_linear: no entry of the sweep uses it; "
+        "its entries use algorithm=bench_parallel_cascade,cascade_svc,svc")

@@ -76,9 +76,15 @@ def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]
     return cfg, choices
 
 
+def config_groups() -> set[str]:
+    """The config groups of svmrepro's configs and the user's (``conf/<group>/``), Hydra's left out."""
+    return {path.name for root in config_dirs() for path in root.iterdir() if path.is_dir()} - {"hydra"}
+
+
 def sweep_jobs(sweep, extra: dict[str, object] | None = None) -> list[list[str]]:
     """The overrides of every job of an experiment's sweep (a grid or a list of grids), with
-    ``extra`` applied to each grid, exactly as ``svmrepro-run -m`` expands it."""
+    ``extra`` given as on the command line, exactly as ``svmrepro-run -m`` expands it (a list of
+    grids narrowed by it: :func:`~hydra_plugins.svmrepro_sweeper.mode_sweeper.narrow`)."""
     parser = OverridesParser.create()
-    overrides = parser.parse_overrides([f"{key}={value}" for key, value in (extra or {}).items()])
-    return expand(sweep_grids(sweep), overrides, parser)
+    given = parser.parse_overrides([f"{key}={value}" for key, value in (extra or {}).items()])
+    return expand(sweep_grids(sweep), [], parser, given, config_groups())

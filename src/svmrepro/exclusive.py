@@ -3,8 +3,13 @@
 An experiment says so in its config (``timing: exclusive``). Every run of ours holds a slot of the
 machine from before it loads its data until it ends: a timed run holds it exclusively (it waits until
 no other run of ours is running and keeps new ones waiting), any other run shares it
-(:func:`machine_slot`, a ``flock`` on one file per machine, freed by the kernel however the process
+(:func:`machine_slot`, a ``flock`` on one file per user, freed by the kernel however the process
 ends). ``svmrepro-reproduce`` runs such an experiment's sweep one job at a time.
+
+The lock is the user's own (:func:`lock_path`): another user's untimed runs never wait behind ours,
+nor ours behind theirs. Each holder of the slot records who it is beside the lock (:func:`holders`:
+user, host, pid, the run's experiment, since when), so a run that waits says for whom. Another
+user's load is not held off by the lock; the load rule below catches it.
 
 Every run records the 1-minute load at its start (``load_avg_1m``) and end (``load_avg_1m_end``) and
 whether its timings count (``timing_reliable``: neither load above the cores + :data:`LOAD_MARGIN`);
@@ -15,17 +20,23 @@ a claim about time that reads an unreliable run is inconclusive
 from __future__ import annotations
 
 import fcntl
+import getpass
+import json
 import logging
 import os
+import socket
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from datetime import datetime, timezone
 from pathlib import Path
+
+import psutil
 
 log = logging.getLogger(__name__)
 
 EXCLUSIVE, SHARED = "exclusive", "shared"
-#: the machine-wide lock file (set it to share one among machines' containers, or to isolate tests)
+#: the lock file (set it to share one among users or machines' containers, or to isolate tests)
 LOCK_ENV = "SVMREPRO_TIMING_LOCK"
 #: load above the cores by more than this makes a run's timings unreliable
 LOAD_MARGIN = 0.5
@@ -37,12 +48,66 @@ def is_exclusive(cfg) -> bool:
 
 
 def lock_path() -> Path:
-    return Path(os.environ.get(LOCK_ENV) or Path(tempfile.gettempdir()) / "svmrepro-timing.lock")
+    """``$SVMREPRO_TIMING_LOCK``, else the user's own file (the uid in its name) in the user's runtime
+    folder (``$XDG_RUNTIME_DIR``) or the temporary folder."""
+    folder = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    return Path(os.environ.get(LOCK_ENV) or Path(folder) / f"svmrepro-timing-{os.getuid()}.lock")
+
+
+def holders_dir(path: Path) -> Path:
+    """Where the holders of the lock ``path`` record themselves: one JSON file per process."""
+    return path.with_name(f"{path.name}.holders")
+
+
+def holders(path: Path | None = None) -> list[dict]:
+    """The records of the processes holding the slot now, oldest first (a record left by a process
+    that has ended, killed before it could remove it, is skipped)."""
+    folder = holders_dir(path or lock_path())
+    found = []
+    for record in folder.glob("*.json") if folder.is_dir() else ():
+        with suppress(OSError, ValueError):
+            holder = json.loads(record.read_text())
+            if holder["host"] != socket.gethostname() or psutil.pid_exists(holder["pid"]):
+                found.append(holder)
+    return sorted(found, key=lambda holder: holder["since"])
+
+
+def holder_text(holder: dict) -> str:
+    return (f"{holder['timing']} run of {holder['user']} ({holder['experiment'] or 'a run'}, pid {holder['pid']} "
+            f"on {holder['host']}) since {holder['since']}")
+
+
+def waiting_line(timing: str, path: Path) -> str:
+    """One line: what a run waits for, whose runs hold the slot and since when."""
+    waited = "every other svmrepro run to end" if timing == EXCLUSIVE else "a timed run to end"
+    blocking = [h for h in holders(path) if timing == EXCLUSIVE or h["timing"] == EXCLUSIVE]
+    if not blocking:
+        return f"waiting for {waited} ({path})"
+    more = f" and {len(blocking) - 1} more" if len(blocking) > 1 else ""
+    return f"waiting for {waited}: the {holder_text(blocking[0])}{more} ({path})"
 
 
 @contextmanager
-def machine_slot(timing: str) -> Iterator[None]:
-    """Hold the machine for one run: exclusively when ``timing`` is :data:`EXCLUSIVE`, else shared."""
+def recorded(path: Path, timing: str, experiment: str) -> Iterator[None]:
+    """This process's record beside the lock while it holds the slot (a record that cannot be
+    written only leaves waiting runs without a name to print)."""
+    record = holders_dir(path) / f"{socket.gethostname()}-{os.getpid()}.json"
+    holder = {"user": getpass.getuser(), "host": socket.gethostname(), "pid": os.getpid(), "timing": timing,
+              "experiment": experiment, "since": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(holder))
+    except OSError as exc:
+        log.debug("the timing lock's holder was not recorded: %s", exc)
+    try:
+        yield
+    finally:
+        record.unlink(missing_ok=True)
+
+
+@contextmanager
+def machine_slot(timing: str, experiment: str = "") -> Iterator[None]:
+    """Hold the machine for one run of ``experiment``: exclusively when ``timing`` is :data:`EXCLUSIVE`, else shared."""
     path = lock_path()
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     flag = fcntl.LOCK_EX if timing == EXCLUSIVE else fcntl.LOCK_SH
@@ -50,10 +115,10 @@ def machine_slot(timing: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, flag | fcntl.LOCK_NB)
         except BlockingIOError:
-            waited = "every other svmrepro run to end" if timing == EXCLUSIVE else "a timed run to end"
-            log.info("waiting for %s (%s)", waited, path)
+            log.info("%s", waiting_line(timing, path))
             fcntl.flock(fd, flag)
-        yield
+        with recorded(path, timing, experiment):
+            yield
     finally:
         os.close(fd)
 

@@ -18,6 +18,10 @@ wall time differs. The run logs the value it used (the ``algorithm.n_jobs`` para
 ``n_jobs``, run it with ``force=true``: a new run of the same identity beside the first. A list of
 worker counts (``ParallelSpeedup.n_jobs``, the fits a benchmark times and names its metrics after)
 is what the run measures, and counts as it is.
+A number is taken in the type the experiment's own sweep writes that key's numbers in
+(:func:`as_the_sweep_writes`): ``algorithm.C=10`` on the command line is the run the sweep made
+with ``10.0``, one identity and one logged param. The shipped sweeps write each key's numbers in one
+type, so the runs they made keep their hashes (each job of the committed outputs' sweeps checked).
 ``run_key`` adds the data set fingerprint and the digest of the code that decides a run's numbers
 (:mod:`svmrepro.code_digest`; the package version, never bumped when an algorithm changes, is not
 in it). A FINISHED run with the same ``run_key`` is not executed again: after a change to that
@@ -26,11 +30,15 @@ code, the same sweep runs again.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Mapping
+from functools import cache
 
 from omegaconf import DictConfig, OmegaConf
+
+from hydra_plugins.svmrepro_sweeper.mode_sweeper import number_types
 
 from svmrepro.code_digest import code_digest
 from svmrepro.settings import Identity, estimator_settings, identity_roles
@@ -42,17 +50,43 @@ NON_IDENTITY_KEYS = frozenset({"hydra", *(key for key, role in _ROLES.items() if
 WHEN_SET_KEYS = frozenset(key for key, role in _ROLES.items() if role is Identity.when_set)
 #: top-level keys holding estimators' constructor configs, whose worker counts are not identity
 ESTIMATOR_KEYS = estimator_settings()
+#: the setting holding the experiment's sweeps, whose spelling of each number is the identity's
+SWEEP_KEY = "sweep"
 #: scikit-learn's (and joblib's) name for how many workers a fit uses
 WORKERS_KEY = "n_jobs"
 
 
 def identity_config(cfg: DictConfig | Mapping) -> dict:
-    """The resolved config as plain containers, without the non-identity keys."""
+    """The resolved config as plain containers, without the non-identity keys, each number the config's
+    own sweep gives a key in that sweep's type (:func:`as_the_sweep_writes`)."""
     plain = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True) if isinstance(cfg, DictConfig) else dict(cfg)
+    plain = as_the_sweep_writes(plain, _number_types(json.dumps(plain.get(SWEEP_KEY), sort_keys=True)))
     return {
         k: v for k, v in plain.items()
         if k not in NON_IDENTITY_KEYS and not (k in WHEN_SET_KEYS and v is None)
     }
+
+
+@cache  # the sweep is the same for every run of an experiment
+def _number_types(sweep: str) -> dict[str, type]:
+    return number_types(json.loads(sweep))
+
+
+def as_the_sweep_writes(plain: dict, types: Mapping[str, type]) -> dict:
+    """``plain`` with the number at each dotted key of ``types`` in that type when it is the same value
+    (``algorithm.C=10`` on the command line is the sweep's ``10.0``): one value, one identity, one
+    param. The shipped sweeps write each key's numbers in one type, so their runs keep their hashes."""
+    out = copy.deepcopy(plain)
+    for dotted, wanted in types.items():
+        *path, last = dotted.split(".")
+        node = out
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        value = node.get(last) if isinstance(node, dict) else None
+        if (isinstance(value, (int, float)) and not isinstance(value, bool) and type(value) is not wanted
+                and wanted(value) == value):
+            node[last] = wanted(value)
+    return out
 
 
 def _one_worker(tree):

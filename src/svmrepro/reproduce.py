@@ -28,7 +28,8 @@ Before the first sweep (and first with ``--check``) every paper's claims file is
 outputs' sweeps can produce (:mod:`svmrepro.report.claims.check`): a mistake is one line naming the file,
 the claim and the key, and exit code 2.
 
-``--check`` runs and writes nothing. Per output it counts the FINISHED runs, lists the
+``--check`` runs and writes nothing. Per output it reads the runs the build reads (those outside
+the sweeps left out, with one line saying how many, unless ``--include-extra``), counts them, lists the
 configurations of the sweep that have none (by the ``config_hash`` tag the runner gives a run),
 counts the runs made by code that has changed since (:func:`stale_lines`), prints each of its
 claims' verdicts, and sets our mean of every (group, x, metric) the paper reports beside the
@@ -80,7 +81,7 @@ from svmrepro.report.claims.verdict import VERDICTS, judge
 from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.spec import ReportSpec, spec_from_config
-from svmrepro.store import RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, ensure_store, source_tags, tracking_uri
+from svmrepro.store import RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, ensure_store, source_tags, tracking_uri
 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
@@ -193,18 +194,27 @@ def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> bool
     return True
 
 
-def without_extra(runs: pd.DataFrame, spec: ReportSpec, mode: str, overrides: list[str]) -> pd.DataFrame:
-    """``runs`` less those of configurations outside the ``mode`` sweeps of the output's experiment
-    and of those it includes, with one warning line saying how many were left out."""
-    if runs.empty:
-        return runs
+def in_sweeps(runs: pd.DataFrame, spec: ReportSpec, mode: str, overrides: list[str]) -> pd.Series:
+    """Which of ``runs`` are of configurations of the ``mode`` sweeps of the output's experiment and
+    of those it includes: the runs an output is built from, and --check counts (unless --include-extra)."""
     extra = tuple(sorted(sweep_overrides(overrides).items()))
     wanted = frozenset().union(*(sweep_hashes(name, mode, extra) for name in (spec.experiment, *spec.include)))
-    inside = runs["tags.config_hash"].isin(wanted)
+    return runs["tags.config_hash"].isin(wanted)
+
+
+def without_extra(runs: pd.DataFrame, spec: ReportSpec, mode: str, overrides: list[str]) -> pd.DataFrame:
+    """``runs`` less those outside the sweeps (:func:`in_sweeps`), with one warning line saying how
+    many were left out."""
+    if runs.empty:
+        return runs
+    inside = in_sweeps(runs, spec, mode, overrides)
     if not inside.all():
-        log.warning("%s: %d runs of configurations outside the %s sweep left out (--include-extra keeps them; "
-                    "--prune deletes them)", spec.experiment, int((~inside).sum()), mode)
+        log.warning("%s: %d %s", spec.experiment, int((~inside).sum()), left_out_text(mode))
     return runs[inside].reset_index(drop=True)
+
+
+def left_out_text(mode: str) -> str:
+    return f"runs of configurations outside the {mode} sweep left out (--include-extra keeps them; --prune deletes them)"
 
 
 def in_dependency_order(chosen: list[str], mode: str, add_included: bool) -> list[str]:
@@ -363,10 +373,16 @@ def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
     extra = sweep_overrides(args.override)
     expected = {config_hash(cfg): job for job, cfg in job_configs(experiment, plan.mode, extra)}
     runs = checked_runs(spec, plan, args)
+    # the runs the build reads: a CSV holds them already; from MLflow, without those outside the sweeps
+    left_out = 0
+    if not (args.from_csv or args.include_extra or runs.empty):
+        inside = in_sweeps(runs, spec, plan.mode, args.override)
+        left_out, runs = int((~inside).sum()), runs[inside].reset_index(drop=True)
     own = runs[runs["tags.experiment"] == experiment] if not runs.empty else runs
     have = set(own["tags.config_hash"]) if not own.empty else set()
     missing = [job for key, job in expected.items() if key not in have]
-    counts = finished_counts(experiment, plan.mode, args)
+    kept = set(own[f"tags.{RUN_KEY_TAG}"]) if f"tags.{RUN_KEY_TAG}" in own else set()
+    counts = {key: n for key, n in finished_counts(experiment, plan.mode, args).items() if key in kept}
     lines = [
         f"{sum(counts.values()) or len(own)} FINISHED runs; the {plan.mode} sweep has {len(expected)} configurations: "
         f"{len(expected) - len(missing)} done, {len(missing)} missing",
@@ -374,6 +390,8 @@ def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
         *duplicate_lines(counts),
         *stale_lines(own),
     ]
+    if left_out:
+        lines.append(f"{left_out} {left_out_text(plan.mode)}")
     if have - set(expected):
         lines.append(f"{len(have - set(expected))} runs of configurations outside the sweep "
                      "(they count in the output; --prune deletes them)")

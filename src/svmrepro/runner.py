@@ -150,7 +150,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
             log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
             return RunResult(SKIPPED, done, key, store.run_metrics(done))
         # a timed experiment's run alone on the machine, any other run beside others (svmrepro.exclusive)
-        with machine_slot(getattr(cfg.get("timing"), "value", cfg.get("timing"))):
+        with machine_slot(getattr(cfg.get("timing"), "value", cfg.get("timing")), exp_name):
             # before the run exists: a data error logs nothing
             data, load_s, _ = timed(lambda: parts.source.load(int(cfg.seed)))
             surface_cfg = OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None

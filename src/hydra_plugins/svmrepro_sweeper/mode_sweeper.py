@@ -8,9 +8,12 @@ line's sweep only) or an optimizing sweeper (``hydra/sweeper=optuna``) can repla
 An experiment declares one sweep per mode. A sweep is a grid (``{key: "a,b", seed: "range(3)"}``,
 Hydra's sweep syntax per key) or a list of grids, run as their union, for configurations that
 are not a Cartesian product (Table 1: each data set with its own kernel width, for two
-algorithms whose parameters have different names). The command line and ``hydra.sweeper.params``
-apply to every grid, a later value of a key replacing an earlier one (Hydra's rule), so ``seed=0``
-narrows an experiment's seed sweep to one seed.
+algorithms whose parameters have different names). ``hydra.sweeper.params`` apply to every grid, a
+later value of a key replacing an earlier one (Hydra's rule), and so does the command line to a
+one-grid sweep, so ``seed=0`` narrows an experiment's seed sweep to one seed. To a list of grids
+the command line applies where it fits (:func:`narrow`): ``algorithm=cascade_svc`` keeps the grids
+of that algorithm, ``algorithm.C=10`` the grids that set ``algorithm.C``, with their spelling of
+the value (``10.0``: the run the sweep makes).
 
 Unlike Hydra's BasicSweeper, a failed job does not stop the sweep: every batch runs, and the
 sweep ends with a summary line, the failed jobs (overrides and error) on stderr and exit code 1.
@@ -37,7 +40,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override
+from hydra.core.override_parser.types import Glob, Override
 from hydra.core.plugins import Plugins
 from hydra.core.utils import JobReturn, JobStatus
 from hydra.errors import CompactHydraException
@@ -47,7 +50,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hydra_plugins.svmrepro_sweeper import failures, progress
 from hydra_plugins.svmrepro_sweeper.failures import failure_line
-from svmrepro.errors import error_line, first_line
+from svmrepro.errors import SvmReproError, error_line, first_line
 from svmrepro.redact import redact
 
 log = logging.getLogger(__name__)
@@ -65,32 +68,117 @@ def sweep_grids(sweep) -> list[dict]:
     return [dict(grid) for grid in plain] if isinstance(plain, Sequence) else [dict(plain)]
 
 
+def values_of(override: Override) -> list[str]:
+    """The values ``override`` sets, as Hydra writes them after ``=`` (one for a plain override)."""
+    if not override.is_sweep_override():
+        return [override.get_value_element_as_str()]
+    if override.is_discrete_sweep():
+        return list(override.sweep_string_iterator())
+    raise NotAGrid(f"{override.input_line}: the svmrepro sweeper runs grids (a,b / choice / range / glob); "
+                   "an interval is for an optimizing sweeper (hydra/sweeper=optuna)")
+
+
+def grid_values(overrides: Sequence[Override]) -> dict[str, list[str]]:
+    """Each key's values; a later override of a key replaces an earlier one in the earlier one's place."""
+    values: dict[str, list[str]] = {}
+    for override in overrides:
+        values[override.get_key_element()] = values_of(override)
+    return values
+
+
+def jobs_of(values: Mapping[str, list[str]]) -> list[list[str]]:
+    return [[f"{key}={value}" for key, value in zip(values, job)] for job in itertools.product(*values.values())]
+
+
 def product(overrides: Sequence[Override]) -> list[list[str]]:
     """The Cartesian product of ``overrides`` (Hydra's sweep syntax), one list of overrides per job.
 
     A later override of a key replaces an earlier one in the earlier one's place; a plain override
     is a one-value sweep.
     """
-    values: dict[str, list[str]] = {}
-    for override in overrides:
-        key = override.get_key_element()
-        if not override.is_sweep_override():
-            values[key] = [f"{key}={override.get_value_element_as_str()}"]
-        elif override.is_discrete_sweep():
-            values[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+    return jobs_of(grid_values(overrides))
+
+
+class NoEntryFits(SvmReproError, CompactHydraException):
+    """A command-line option of a config group that no entry of a list-form sweep uses."""
+
+
+def same_value(parser: OverridesParser, key: str, values: list[str]) -> list[object]:
+    """``values`` as Hydra reads them, numbers as floats (``10`` is ``10.0``), others as their repr (a
+    list or a mapping too), to compare one value with another."""
+    read = [parser.parse_override(f"{key}={value}").value() for value in values]
+    return [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v) for v in read]
+
+
+def narrow(entries: list[dict[str, list[str]]], given: Mapping[str, list[str]], parser: OverridesParser,
+           groups: Collection[str]) -> list[dict[str, list[str]]]:
+    """The entries of a list-form sweep that the command line's ``given`` values fit, with those values.
+
+    A key that no entry sets applies to every entry (Hydra's rule). A key that some entries set applies
+    to those only: each keeps the given values it has, spelled as it spells them (``10`` given, the
+    entry's ``10.0`` kept: one run identity), and an entry left with none is left out. When no entry
+    has any, the given values replace the entries' own (a value the sweep lacks, such as a new size),
+    unless the key is a config group (``algorithm=...``): an option no entry uses is one line.
+    """
+    for key, wanted in given.items():
+        setting = [entry for entry in entries if key in entry]
+        if not setting:
+            entries = [{**entry, key: wanted} for entry in entries]
+            continue
+        asked = same_value(parser, key, wanted)
+        kept = [{**entry, key: [v for v, same in zip(entry[key], same_value(parser, key, entry[key])) if same in asked]}
+                for entry in setting]
+        if any(entry[key] for entry in kept):
+            entries = [entry for entry in kept if entry[key]]
+        elif key in groups:
+            used = sorted({value for entry in setting for value in entry[key]})
+            raise NoEntryFits(f"{key}={','.join(wanted)}: no entry of the sweep uses it; its entries use "
+                              f"{key}={','.join(used)}")
         else:
-            raise NotAGrid(f"{override.input_line}: the svmrepro sweeper runs grids (a,b / choice / range / glob); "
-                           "an interval is for an optimizing sweeper (hydra/sweeper=optuna)")
-    return [list(job) for job in itertools.product(*values.values())]
+            entries = [{**entry, key: wanted} for entry in setting]
+    return entries
 
 
-def expand(grids: list[Mapping], overrides: list[Override], parser: OverridesParser) -> list[list[str]]:
-    """Every job's overrides: each grid expanded with ``overrides`` applied on top, concatenated."""
-    jobs: list[list[str]] = []
-    for grid in grids:
-        own = parser.parse_overrides([f"{key}={value}" for key, value in grid.items()])
-        jobs += product([*own, *overrides])
-    return jobs
+def expand(grids: list[Mapping], overrides: list[Override], parser: OverridesParser,
+           narrowing: list[Override] = (), groups: Collection[str] = ()) -> list[list[str]]:
+    """Every job's overrides: each grid expanded with ``overrides`` applied on top, concatenated.
+
+    ``narrowing`` (the command line's) applies the same way to a one-grid sweep; to a list of grids,
+    by :func:`narrow`, ``groups`` naming the config groups.
+    """
+    given = grid_values(narrowing)
+    everywhere = {key: values for key, values in grid_values(overrides).items() if key not in given}
+    entries = [{**grid_values(parser.parse_overrides([f"{key}={value}" for key, value in grid.items()])), **everywhere}
+               for grid in grids]
+    if len(entries) > 1:
+        entries, given = narrow(entries, given, parser, groups), {}
+    elif entries:  # a value the grid has, in the grid's spelling (10 given, its 10.0 kept: one run identity)
+        given = {key: spelled(parser, key, wanted, entries[0].get(key, [])) for key, wanted in given.items()}
+    return [job for entry in entries for job in jobs_of({**entry, **given})]
+
+
+def spelled(parser: OverridesParser, key: str, wanted: list[str], own: list[str]) -> list[str]:
+    """Each of ``wanted`` as ``own`` writes the same value, if it has it."""
+    mine = dict(zip(same_value(parser, key, own), own))
+    return [mine.get(value, text) for value, text in zip(same_value(parser, key, wanted), wanted)]
+
+
+def number_types(sweep) -> dict[str, type]:
+    """The number type (int or float) each key takes in a ``sweep`` node (``{mode: grid or list of
+    grids}``), over every mode and grid; a key given numbers of both types is left out."""
+    parser = OverridesParser.create()
+    found: dict[str, set[type]] = {}
+    plain = OmegaConf.to_container(sweep, resolve=True) if OmegaConf.is_config(sweep) else sweep
+    for grids in (plain or {}).values():
+        for grid in sweep_grids(grids):
+            for key, value in grid.items():
+                override = parser.parse_override(f"{key}={value}")
+                if isinstance(override.value(), Glob):  # config-group options, never numbers
+                    continue
+                values = override.sweep_iterator() if override.is_discrete_sweep() else [override.value()]
+                found.setdefault(key, set()).update(
+                    type(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool))
+    return {key: types.pop() for key, types in found.items() if len(types) == 1}
 
 
 def batches(jobs: list[list[str]], size: int | None) -> Iterator[list[list[str]]]:
@@ -159,8 +247,10 @@ class ModeSweeper(Sweeper):
         mode = getattr(self.config.mode, "value", self.config.mode)  # a Mode enum once typed
         grids = sweep_grids((self.config.get("sweep") or {}).get(mode))
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
-        given = parser.parse_overrides([*(f"{key}={value}" for key, value in self.params.items()), *arguments])
-        return expand(grids, given, parser)
+        params = parser.parse_overrides([f"{key}={value}" for key, value in self.params.items()])
+        groups = {group for group in OmegaConf.select(self.config, "hydra.runtime.choices", default={})
+                  if not group.startswith("hydra")}
+        return expand(grids, params, parser, parser.parse_overrides(arguments), groups)
 
     def composable(self, jobs: list[list[str]]) -> tuple[list[list[str]], list[tuple[list[str], str]]]:
         """The jobs whose configuration composes, and the others with why not (one line)."""
@@ -177,7 +267,13 @@ class ModeSweeper(Sweeper):
 
     def sweep(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
         """Run every batch whatever failed, with progress; a summary, and the failures on stderr."""
-        jobs = self.jobs(arguments)
+        try:
+            jobs = self.jobs(arguments)
+        except NoEntryFits as exc:  # before any job, like every bad value: one line, exit 2
+            experiment = OmegaConf.select(self.config, "hydra.runtime.choices.experiment")
+            mode = getattr(self.config.mode, "value", self.config.mode)
+            print(f"svmrepro-run: error: the {mode} sweep of {experiment}: {exc}", file=sys.stderr)
+            sys.exit(2)
         total = len(jobs)
         jobs, unstarted = self.composable(jobs)
         sweep_dir = Path(self.config.hydra.sweep.dir)
