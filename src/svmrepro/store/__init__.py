@@ -7,7 +7,8 @@
 - :mod:`.client`: :class:`Store`, the operations a run, a sweep and a report make;
 - :mod:`.sweep_run`: a sweep's parent run (:class:`PrepareStore`, a Hydra callback);
 - :mod:`.processes`: which process runs a run, and whether it has ended;
-- :mod:`.names`: tag names and metric names as MLflow shows them.
+- :mod:`.names`: tag names and metric names as MLflow shows them;
+- :mod:`.ui`: the links ``make ui`` prints, on each experiment's runs table.
 """
 
 from svmrepro.store.client import Store, artifact_dict, retry_locked

@@ -322,6 +322,16 @@ class Store:
                 info[f"{prefix}.{key}"] = [value.get(key, missing) for value in values]
         return pd.DataFrame(info)
 
+    def experiments(self) -> dict[str, str]:
+        """The name of every active experiment of the store, by id."""
+        found, token = {}, None
+        while True:
+            page = retry_locked(partial(self.client.search_experiments, max_results=SEARCH_PAGE, page_token=token))
+            found.update({e.experiment_id: e.name for e in page})
+            token = page.token
+            if not token:
+                return found
+
     def find_run(self, experiment_id: str, tags: dict[str, str]) -> str | None:
         """The id of a run of ``experiment_id`` that has every tag of ``tags``, or None."""
         query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
