@@ -75,7 +75,7 @@ MAX_DIGEST_LENGTH, MAX_RUN_NAME_LENGTH = 36, 250
 SYSTEM_METRICS_INTERVAL_S = 1.0
 #: how SQLAlchemy names a unique-constraint violation (its driver's exception class, in the message)
 DUPLICATE_MARKERS = ("IntegrityError", "UniqueViolation")
-#: tries of a data set's logging that met the same data set logged at that moment by another run
+#: tries of a write that met the same row written at that moment by another process (a data set; an experiment tag)
 DATASET_ATTEMPTS = 3
 
 
@@ -161,14 +161,14 @@ class Store:
         bad ``tracking.artifact_root`` would break every later run of it), an existing one's
         before a run of it is made (:class:`TrackingError`, naming the folder and the way out).
         """
+        wanted = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND, **({NOTE_TAG: description} if description else {})}
         found = retry_locked(lambda: self.client.get_experiment_by_name(name))
         if found is None:
             location = self._artifact_location(name)
             check_artifact_location(location, f"tracking.artifact_root={self._artifact_root}"
                                     if self._artifact_root else f"artifacts of tracking store {self.uri}")
-            tags = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND, **({NOTE_TAG: description} if description else {})}
             try:
-                return retry_locked(lambda: self.client.create_experiment(name, artifact_location=location, tags=tags))
+                return retry_locked(lambda: self.client.create_experiment(name, artifact_location=location, tags=wanted))
             except Exception:
                 found = retry_locked(lambda: self.client.get_experiment_by_name(name))
                 if found is None:
@@ -178,10 +178,10 @@ class Store:
             "make that folder writable, or rename the experiment (its runs stay in it) so that the next run "
             f"makes it anew: {TRACKING_URI_ENV}={redact(self.uri)} mlflow experiments rename "
             f"--experiment-id {found.experiment_id} --new-name {name}-unusable")
-        missing = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND, **({NOTE_TAG: description} if description else {})}
-        for tag, value in missing.items():
-            if tag not in found.tags:
-                retry_locked(partial(self.client.set_experiment_tag, found.experiment_id, tag, value))
+        for tag, value in wanted.items():
+            if tag not in found.tags:  # another process setting it at once: the same value, kept once
+                set_tag = partial(self.client.set_experiment_tag, found.experiment_id, tag, value)
+                _retry(_is_duplicate, lambda: retry_locked(set_tag), DATASET_ATTEMPTS)
         return found.experiment_id
 
     def _runs_of_key(self, experiment_id: str, key: str, status: str, max_results: int = 1000):

@@ -32,7 +32,8 @@ GIT_COMMIT_TAG, GIT_BRANCH_TAG, GIT_REPO_TAG = "mlflow.source.git.commit", "mlfl
 PARENT_RUN_TAG, RUN_NAME_TAG = "mlflow.parentRunId", "mlflow.runName"
 #: a run's or an experiment's description (the UI's "Description"), and a dataset input's context
 NOTE_TAG, DATASET_CONTEXT_TAG = "mlflow.note.content", "mlflow.data.context"
-#: the kind of an experiment: "Machine learning" (the runs table), not "GenAI apps & agents"
+#: the kind of an experiment as MLflow records it: "Machine learning", not "GenAI apps & agents" (MLflow 3.17's
+#: UI picks its view by its workflow switch instead, which the links of :mod:`svmrepro.store.ui` set)
 EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
 #: the commit a run was made at: MLflow's git tag, or (runs logged before issue 34, committed runs
 #: CSVs) svmrepro's own duplicate of it, read where MLflow's is missing and no longer written
