@@ -12,15 +12,18 @@ import pandas as pd
 import pytest
 from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
+from omegaconf import OmegaConf
 
 from svmrepro.environment import git_source
 from svmrepro.identity import config_hash, identity_config
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.runner import FINISHED, SKIPPED, run, run_name
+from svmrepro.settings import Mode
 from svmrepro.store import (
     ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, KILLED_REASON_TAG, PrepareStore, Store, mlflow_names, svmrepro_names,
     sweep_run_id,
 )
+from svmrepro.store.sweep_run import sweep_params
 
 CHOICES = {"experiment": "test/runner", "dataset": "gaussian_clouds", "algorithm": "svc_linear"}
 
@@ -333,3 +336,15 @@ def test_a_run_stopped_while_mlflow_makes_it_is_marked_killed(tiny_cfg, store_ur
     (found,) = client.search_runs([client.get_experiment_by_name("test/runner").experiment_id])
     assert found.info.status == "KILLED"
     assert found.data.tags[KILLED_REASON_TAG].startswith("SIGTERM received by process")
+
+
+def test_a_sweeps_params_mask_a_password_and_read_an_enum_by_its_value():
+    config = OmegaConf.create({
+        "mode": Mode.full, "sweep": {"full": [{"seed": "0,1"}, {"seed": "2"}]},
+        "hydra": {"runtime": {"choices": {"experiment": "test/runner", "hydra/sweeper": "svmrepro"}},
+                  "overrides": {"task": ["tracking.uri=postgresql://u:s3cret@db/x", "seed=0"]},
+                  "sweeper": {"params": {"algorithm.C": "1,2"}}}})
+    params = sweep_params(config)
+    assert params["mode"] == "full" and params["experiment"] == "test/runner"
+    assert "s3cret" not in params["overrides"] and "u:***@db" in params["overrides"]
+    assert json.loads(params["sweep"]) == [{"seed": "0,1"}, {"seed": "2"}] and params["sweeper.algorithm.C"] == "1,2"

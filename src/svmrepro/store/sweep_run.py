@@ -48,12 +48,12 @@ def failed_job_lines(sweep_dir: Path) -> list[str]:
 
 def sweep_params(config: DictConfig) -> dict[str, str]:
     """What the sweep runs, as its parent run's params: the experiment, the mode, the sweeper, the
-    command line's overrides, and each axis of the experiment's sweep for the mode (``sweep.<key>``;
+    command line's overrides (a password in them masked), and each axis of the experiment's sweep for the mode (``sweep.<key>``;
     ``sweep``, in JSON, for a list of grids) and of the sweeper's own (``sweeper.<key>``)."""
     mode = as_text(config.get("mode", ""))
     params = {"experiment": experiment_name(dict(config.hydra.runtime.choices)), "mode": mode,
               "sweeper": str(config.hydra.runtime.choices.get("hydra/sweeper")),
-              "overrides": " ".join(config.hydra.overrides.task)}
+              "overrides": redact(" ".join(config.hydra.overrides.task))}
     axes = [("sweep", (config.get("sweep") or {}).get(mode)), ("sweeper", config.hydra.sweeper.get("params"))]
     for prefix, node in axes:
         plain = OmegaConf.to_container(node, resolve=False) if node is not None else None
@@ -176,6 +176,7 @@ class PrepareStore(Callback):
             counts = store.child_statuses(experiment_id, run_id)
             failed_jobs = failed_job_lines(sweep_dir)
             if not counts and not failed_jobs and not at_exit:
+                store.terminate(run_id, "FINISHED")
                 store.delete_run(run_id)
                 log.info("sweep run %s deleted: every job was skipped, so the sweep made no run", run_id)
                 return
