@@ -4,7 +4,7 @@
 # make test-bounds the test suite at the lowest and at the highest versions pyproject.toml allows (every direct
 #                  dependency: scikit-learn, mlflow, hydra-core, numpy...), each in a venv of its own; for CI,
 #                  not part of make test (about 35 minutes on 2 cores: a minute to install each, then the suite)
-# make ui          the MLflow UI for the project's store on http://127.0.0.1:5000
+# make ui          the MLflow UI for the project's store on http://127.0.0.1:5000 (it prints each experiment's link)
 # make docs        the documentation site into build/docs/ (open build/docs/index.html); a warning, a broken
 #                  link among them, fails it
 PYTHON ?= python3
@@ -64,8 +64,10 @@ test-bounds: $(UV)
 			|| { status=1; echo "== $$bound: FAILED"; }; \
 	done; exit $$status
 
-# MLflow's job runner (AI-judge jobs, a dozen worker processes) is off: the UI of runs needs none
+# MLflow's job runner (AI-judge jobs, a dozen worker processes) is off: the UI of runs needs none.
+# The links printed first open each experiment's runs table (MLflow opens its GenAI view otherwise).
 ui: install
+	$(PY) -m svmrepro.store.ui --tracking-uri sqlite:///$(CURDIR)/mlflow.db --url http://127.0.0.1:$(UI_PORT)
 	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db \
 		--default-artifact-root $(CURDIR)/mlartifacts --host 127.0.0.1 --port $(UI_PORT) --workers $(UI_WORKERS)
 

@@ -9,7 +9,9 @@ import mlflow
 import pandas as pd
 
 from svmrepro.bench import SYNTHETIC_EXPERIMENT, log_synthetic_runs
-from svmrepro.store import Store
+from svmrepro.report.runs import tidy
+from svmrepro.settings import Mode, Timing
+from svmrepro.store import Store, commit_column, run_commit
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 #: the store package is the home (its sqlite module builds a missing SQLite store by letting MLflow
@@ -94,3 +96,48 @@ def test_the_store_finds_clears_and_deletes_a_report_run(store_uri, tmp_path):
     store.delete_run(run_id)
     assert store.client.get_run(run_id).info.lifecycle_stage == "deleted"
     assert store.find_run(experiment_id, tags) is None
+
+
+# --- MLflow as its users expect it (issue 34) -------------------------------------------------
+
+def test_an_enum_is_logged_by_its_value(store_uri):
+    """``Mode.quick`` reads ``quick`` in a tag, a param and a new run's tags, never ``Mode.quick``."""
+    store = Store(store_uri)
+    run_id = store.start_run(store.experiment_id("test/enum"), "r", {"mode": Mode.quick})
+    store.set_tags(run_id, {"timing": Timing.exclusive})
+    store.log_params(run_id, {"mode": Mode.full})
+    found = store.client.get_run(run_id).data
+    assert (found.tags["mode"], found.tags["timing"], found.params["mode"]) == ("quick", "exclusive", "full")
+
+
+def test_an_experiment_is_one_of_machine_learning_described_by_its_title(store_uri):
+    """MLflow's UI opens a "Machine learning" experiment on its runs table; an experiment made before
+    (no kind, no description) gets both once, and a description set by hand is kept."""
+    store = Store(store_uri)
+    made = store.client.get_experiment(store.experiment_id("test/new", "Fig. 1: a title"))
+    assert made.tags == {"mlflow.experimentKind": "custom_model_development", "mlflow.note.content": "Fig. 1: a title"}
+    older = store.client.create_experiment("test/older")
+    assert store.experiment_id("test/older", "Its title") == older
+    assert store.client.get_experiment(older).tags["mlflow.note.content"] == "Its title"
+    assert store.client.get_experiment(older).tags["mlflow.experimentKind"] == "custom_model_development"
+    store.client.set_experiment_tag(older, "mlflow.note.content", "written by hand")
+    store.experiment_id("test/older", "Its title")
+    assert store.client.get_experiment(older).tags["mlflow.note.content"] == "written by hand"
+    assert "mlflow.note.content" not in store.client.get_experiment(store.experiment_id("adhoc")).tags
+
+
+def test_a_runs_commit_is_mlflows_tag_or_in_older_runs_svmrepros():
+    """New runs carry MLflow's ``mlflow.source.git.commit`` alone; runs CSVs committed before hold
+    ``git_commit``; a table may mix both."""
+    assert run_commit({"mlflow.source.git.commit": "abc", "git_commit": "old"}) == "abc"
+    assert run_commit({"git_commit": "old"}) == "old" and run_commit({}) is None
+    runs = pd.DataFrame({"tags.mlflow.source.git.commit": ["abc", None, None], "tags.git_commit": [None, "old", None]})
+    assert commit_column(runs).tolist()[:2] == ["abc", "old"] and pd.isna(commit_column(runs)[2])
+    assert commit_column(pd.DataFrame({"run_id": ["r"]})).isna().all()
+
+
+def test_a_runs_table_keeps_mlflows_commit_and_no_other_mlflow_tag():
+    frame = pd.DataFrame({"run_id": ["r"], "status": ["FINISHED"], "start_time": ["2026-01-01"],
+                          "metrics.n_sv": [1.0], "tags.mlflow.source.git.commit": ["abc"],
+                          "tags.mlflow.user": ["me"], "tags.mlflow.note.content": ["a run"]})
+    assert [c for c in tidy(frame).columns if c.startswith("tags.")] == ["tags.mlflow.source.git.commit"]

@@ -1,5 +1,6 @@
 """One run through the runner into a temporary MLflow store."""
 
+import json
 import os
 import socket
 import subprocess
@@ -9,15 +10,20 @@ from pathlib import Path
 import mlflow
 import pandas as pd
 import pytest
+from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
+from omegaconf import OmegaConf
 
-from svmrepro.environment import environment_tags
+from svmrepro.environment import git_source
+from svmrepro.identity import config_hash, identity_config
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.runner import FINISHED, SKIPPED, run, run_name
+from svmrepro.settings import Mode
 from svmrepro.store import (
     ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, KILLED_REASON_TAG, PrepareStore, Store, mlflow_names, svmrepro_names,
     sweep_run_id,
 )
+from svmrepro.store.sweep_run import sweep_params
 
 CHOICES = {"experiment": "test/runner", "dataset": "gaussian_clouds", "algorithm": "svc_linear"}
 
@@ -42,7 +48,7 @@ def test_run_logs_metrics_params_tags_and_config(tiny_cfg, store_uri):
     assert row["metrics.n_iter"] >= 1  # LIBSVM's solver iterations
     assert 0 <= row["metrics.test_error"] <= 1
     assert row["params.dataset.n_train"] == "120"
-    for tag in ("paper", "experiment", "dataset", "algorithm", "seed", "git_commit", "config_hash", "cpu_model"):
+    for tag in ("paper", "experiment", "dataset", "algorithm", "seed", "git_dirty", "config_hash", "cpu_model"):
         assert row[f"tags.{tag}"], tag
     assert row["tags.paper"] == "test"
     artifacts = [a.path for a in MlflowClient(store_uri).list_artifacts(result.run_id)]
@@ -119,14 +125,52 @@ def test_a_run_has_mlflows_source_user_and_git_tags_and_its_data_set_as_an_input
     tags = found.data.tags
     assert tags["mlflow.source.type"] == "LOCAL" and tags["mlflow.source.name"] and tags["mlflow.user"]
     assert tags["svmrepro.kind"] == "result"
-    if environment_tags()["git_commit"] != "unknown":
-        assert tags["mlflow.source.git.commit"] == environment_tags()["git_commit"]
-    (given,) = found.inputs.dataset_inputs
-    assert given.dataset.name == "gaussian_clouds"
-    assert given.dataset.digest == tags["data_fingerprint"][:36]
-    assert given.dataset.source_type == "code" and "GaussianClouds" in given.dataset.source
-    assert '"n_train": "120"' in given.dataset.source  # the generator's parameters
-    assert "X_train" in given.dataset.schema
+    if git_source().get("commit"):
+        assert tags["mlflow.source.git.commit"] == git_source()["commit"]
+    # the training and the test set: two inputs, each in its context, each with its own rows
+    given = {i.tags[0].value: i.dataset for i in found.inputs.dataset_inputs}
+    assert sorted(given) == ["testing", "training"]
+    assert {d.name for d in given.values()} == {"gaussian_clouds"}
+    assert given["training"].digest == tags["data_fingerprint"][:36] != given["testing"].digest
+    assert json.loads(given["training"].profile)["features_shape"] == [120, 10]
+    assert json.loads(given["testing"].profile)["features_shape"] == [200, 10]
+    for dataset in given.values():
+        assert dataset.source_type == "code" and "GaussianClouds" in dataset.source
+        assert '"n_train": "120"' in dataset.source  # the generator's parameters
+
+
+def test_a_run_logs_its_settings_without_hydras_keys_and_each_fact_in_one_tag(tiny_cfg, store_uri):
+    """Hydra's instructions (``_target_``...) are no params, yet stay in the run's identity; MLflow's
+    git tag and the ``dataset``/``algorithm``/``experiment`` tags are not repeated; the run says
+    what it is in its description."""
+    cfg = tiny_cfg("selection=grid_cv", "selection.param_grid.C=[1.0]", "selection.cv.n_splits=2")
+    result = run(cfg, {**CHOICES, "selection": "grid_cv"})
+    found = _run_of(store_uri, result.run_id)
+    params, tags = found.data.params, found.data.tags
+    private = [k for k in params if k.rsplit(".", 1)[-1] in ("_target_", "_partial_", "_convert_", "_recursive_",
+                                                                "_args_")]
+    assert not private and params["algorithm.C"] and params["dataset.n_train"] == "120"
+    assert "_target_" in identity_config(cfg)["algorithm"] and tags["config_hash"] == config_hash(cfg)
+    assert "git_commit" not in tags
+    assert not {"choice.dataset", "choice.algorithm", "choice.experiment"} & set(tags)
+    assert tags["choice.selection"] == "grid_cv" and tags["mode"] == "quick"
+    assert tags["mlflow.note.content"] == (
+        "svc_linear on gaussian_clouds: 120 training, 200 test examples of 10 features, seed 0.")
+
+
+def test_a_run_keeps_its_hydra_job_folder_and_log_as_artifacts(tiny_cfg, store_uri, tmp_path):
+    job = tmp_path / "job0"
+    (job / ".hydra").mkdir(parents=True)
+    for name in ("config.yaml", "overrides.yaml", "hydra.yaml"):
+        (job / ".hydra" / name).write_text(f"{name}: 1\n")
+    (job / "app.log").write_text("[INFO] fitting\n")
+    result = run(tiny_cfg(), CHOICES, job_files=[job / ".hydra", job / "app.log", job / "absent.log"])
+    client = MlflowClient(store_uri)
+    assert sorted(a.path for a in client.list_artifacts(result.run_id, "job")) == ["job/.hydra", "job/app.log"]
+    assert sorted(a.path for a in client.list_artifacts(result.run_id, "job/.hydra")) == [
+        "job/.hydra/config.yaml", "job/.hydra/hydra.yaml", "job/.hydra/overrides.yaml"]
+    artifacts = _run_of(store_uri, result.run_id).info.artifact_uri
+    assert mlflow.artifacts.load_text(f"{artifacts}/job/app.log") == "[INFO] fitting\n"
 
 
 def test_a_run_name_holds_the_swept_values_and_repeats_only_for_the_same_computation(tiny_cfg, store_uri):
@@ -186,7 +230,7 @@ def test_finished_run_lookups_skip_sweep_and_report_runs(store_uri):
 
 @pytest.mark.parametrize(("children", "at_exit", "status"), [
     (["FINISHED", "FINISHED"], False, "FINISHED"),
-    ([], False, "FINISHED"),  # every job skipped
+    ([], True, "FAILED"),  # stopped before a run was made
     (["FINISHED", "FAILED"], False, "FAILED"),
     (["FINISHED"], True, "FAILED"),  # ended without on_multirun_end: a job failed before its run existed
     (["FINISHED", "KILLED"], True, "KILLED"),  # Ctrl-C
@@ -198,7 +242,7 @@ def test_a_sweeps_parent_run_ends_as_its_runs_did(store_uri, tmp_path, children,
     for child in children:
         store.terminate(store.start_run(experiment_id, "job", {}, parent_run_id=parent), child)
     callback = PrepareStore()
-    callback._sweep = (store, experiment_id, parent, tmp_path)  # a sweep folder without failures.jsonl
+    callback._sweep = (store, experiment_id, parent, tmp_path, {})  # a sweep folder without failures.jsonl
     callback._close(at_exit=at_exit)
     callback._close(at_exit=True)  # the exit hook after on_multirun_end: nothing left to do
     assert _run_of(store_uri, parent).info.status == status
@@ -230,9 +274,10 @@ def test_a_sweep_marks_its_runs_whose_process_was_killed_as_it_ends(store_uri):
     assert _run_of(store_uri, alive).info.status == "RUNNING"
 
 
-def test_a_sweep_nests_its_runs_under_one_parent_run_each_time_it_is_run(tmp_path):
+def test_a_sweep_nests_its_runs_under_a_parent_run_that_says_what_it_ran(tmp_path):
     """svmrepro-run -m with joblib workers (other processes): the jobs find the parent run in the sweep
-    folder. Run again, every job is skipped: a new parent, FINISHED, with no child."""
+    folder; it holds the sweep's params, its jobs' counts and a summary. Run again, every job is
+    skipped: no second parent is left (it is deleted as the sweep ends), the first is unchanged."""
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     command = [str(Path(sys.executable).with_name("svmrepro-run")), "-m", "--quiet",
                "experiment=cross_training/fig3_baseline", "mode=quick", f"tracking.uri={uri}",
@@ -243,16 +288,35 @@ def test_a_sweep_nests_its_runs_under_one_parent_run_each_time_it_is_run(tmp_pat
         assert done.returncode == 0, done.stderr[-3000:]
     client = MlflowClient(uri)
     experiment_id = client.get_experiment_by_name("cross_training/fig3_baseline").experiment_id
-    parents = client.search_runs([experiment_id], "tags.`svmrepro.kind` = 'sweep'", order_by=["start_time ASC"])
-    assert len(parents) == 2 and {p.info.status for p in parents} == {"FINISHED"}
-    assert all(p.info.run_name.startswith("sweep-cross_training/fig3_baseline-") for p in parents)
-    first, again = (p.info.run_id for p in parents)
+    (parent,) = client.search_runs([experiment_id], "tags.`svmrepro.kind` = 'sweep'")
+    assert parent.info.status == "FINISHED" and parent.info.run_name.startswith("sweep-cross_training/fig3_baseline-")
+    first = parent.info.run_id
     children = client.search_runs([experiment_id], f"tags.`mlflow.parentRunId` = '{first}'")
     assert sorted(c.info.run_name for c in children) == [
         f"svc_linear-gaussian_clouds-n_train={n}-n_test=200-n_splits=2-C=[1.0]-seed=0" for n in (120, 160)]
-    assert not client.search_runs([experiment_id], f"tags.`mlflow.parentRunId` = '{again}'")
-    assert len(runs_from_mlflow("cross_training/fig3_baseline", "quick", uri)) == 2  # the parents are no results
-    (sweep_dir,) = {Path(p.data.tags["sweep_dir"]) for p in parents[:1]}
+    assert len(runs_from_mlflow("cross_training/fig3_baseline", "quick", uri)) == 2  # the parent is no result
+    # what it ran: the experiment, its mode (a plain string), its axes and the command line's overrides
+    params, tags = parent.data.params, parent.data.tags
+    assert params["experiment"] == tags["experiment"] == "cross_training/fig3_baseline"
+    assert params["mode"] == tags["mode"] == "quick" and params["sweeper"] == "svmrepro"
+    assert params["sweep.dataset.n_train"] == "500,1000,2000" and "dataset.n_train=120,160" in params["overrides"]
+    assert tags["mlflow.note.content"].startswith("Sweep of cross_training/fig3_baseline (quick mode): ")
+    # how its jobs went, as they ended (one count per job ended) and at its end, and its summary
+    done = client.get_metric_history(first, "jobs/done")
+    assert max(m.value for m in done) == 2 and {m.step for m in done} >= {1, 2}
+    assert parent.data.metrics["jobs/total"] == 2 and parent.data.metrics["jobs/failed"] == 0
+    summary = mlflow.artifacts.load_dict(f"{parent.info.artifact_uri}/sweep_summary.json")
+    assert summary["jobs"] == {"total": 2, "done": 2, "skipped": 0, "failed": 0} and summary["runs"] == {"FINISHED": 2}
+    assert summary["status"] == "FINISHED" and summary["sweep"]["mode"] == "quick"
+    # the experiment: a "Machine learning" one, described by its report's title
+    experiment = client.get_experiment(experiment_id)
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    assert experiment.tags["mlflow.note.content"].startswith("Fig. 3 (LIBSVM curve)")
+    # the second invocation's parent: made, then deleted as its sweep ended with no run under it
+    (deleted,) = client.search_runs([experiment_id], "tags.`svmrepro.kind` = 'sweep'", run_view_type=ViewType.DELETED_ONLY)
+    assert not client.search_runs([experiment_id], f"tags.`mlflow.parentRunId` = '{deleted.info.run_id}'",
+                                  run_view_type=ViewType.ALL)
+    (sweep_dir,) = {Path(tags["sweep_dir"])}
     assert sweep_run_id(tmp_path / sweep_dir) == first
 
 
@@ -272,3 +336,15 @@ def test_a_run_stopped_while_mlflow_makes_it_is_marked_killed(tiny_cfg, store_ur
     (found,) = client.search_runs([client.get_experiment_by_name("test/runner").experiment_id])
     assert found.info.status == "KILLED"
     assert found.data.tags[KILLED_REASON_TAG].startswith("SIGTERM received by process")
+
+
+def test_a_sweeps_params_mask_a_password_and_read_an_enum_by_its_value():
+    config = OmegaConf.create({
+        "mode": Mode.full, "sweep": {"full": [{"seed": "0,1"}, {"seed": "2"}]},
+        "hydra": {"runtime": {"choices": {"experiment": "test/runner", "hydra/sweeper": "svmrepro"}},
+                  "overrides": {"task": ["tracking.uri=postgresql://u:s3cret@db/x", "seed=0"]},
+                  "sweeper": {"params": {"algorithm.C": "1,2"}}}})
+    params = sweep_params(config)
+    assert params["mode"] == "full" and params["experiment"] == "test/runner"
+    assert "s3cret" not in params["overrides"] and "u:***@db" in params["overrides"]
+    assert json.loads(params["sweep"]) == [{"seed": "0,1"}, {"seed": "2"}] and params["sweeper.algorithm.C"] == "1,2"

@@ -117,8 +117,8 @@ def test_a_six_job_sweep_of_one_data_set_loses_no_job(postgres_server, tmp_path,
     runs = _result_runs(url, seed)
     assert len(runs) == 6 and {run.info.status for run in runs} == {"FINISHED"}
     assert len({run.data.tags["data_fingerprint"] for run in runs}) == 1  # one data set
-    for run in runs:
-        [linked] = run.inputs.dataset_inputs
+    for run in runs:  # its training set (its test set is an input of its own, in the context "testing")
+        [linked] = [i for i in run.inputs.dataset_inputs if i.tags[0].value == "training"]
         assert linked.dataset.digest == run.data.tags["data_fingerprint"][:36]
 
 
@@ -132,7 +132,7 @@ def test_a_submitit_local_sweep_logs_to_the_server_and_resumes(postgres_server, 
     assert "2 done, 0 skipped, 0 failed" in first.stdout + first.stderr
     runs = _result_runs(url, 7)
     assert len(runs) == 2 and {run.info.status for run in runs} == {"FINISHED"}
-    assert all(len(run.inputs.dataset_inputs) == 1 for run in runs)
+    assert all(len(run.inputs.dataset_inputs) == 2 for run in runs)  # the training and the test set
     again = _sweep(tmp_path, *arguments, f"hydra.sweep.dir={tmp_path / 'again'}")
     assert again.returncode == 0, again.stderr[-3000:]
     assert "0 done, 2 skipped, 0 failed" in again.stdout + again.stderr

@@ -177,6 +177,14 @@ def test_optuna_minimizes_the_runs_validation_error(tmp_path):
     assert result.best_value == min(r.data.metrics["val_error"] for r in runs)
     [best] = [r for r in runs if float(r.data.params["algorithm.C"]) == pytest.approx(result.best_params["algorithm.C"])]
     assert best.data.metrics["val_error"] == result.best_value
+    # the best trial reaches MLflow: params and value of the sweep's parent run
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    (parent,) = client.search_runs([best.info.experiment_id], "tags.`svmrepro.kind` = 'sweep'")
+    assert float(parent.data.params["best.algorithm.C"]) == pytest.approx(result.best_params["algorithm.C"])
+    assert parent.data.metrics["best_value"] == result.best_value and parent.data.params["sweeper"] == "optuna"
+    assert "algorithm.C=interval(0.01,10)" in parent.data.params["overrides"]
+    # the data set's three splits, each an input in its MLflow context
+    assert sorted(i.tags[0].value for i in best.inputs.dataset_inputs) == ["testing", "training", "validation"]
 
 
 def test_optuna_without_a_validation_split_stops_with_one_line(tmp_path):

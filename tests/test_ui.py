@@ -154,6 +154,9 @@ def test_make_ui_serves_the_store_and_artifact_root_the_runner_uses_by_default(m
     artifact_root = sqlite_path(tracking_uri()).parent / "mlartifacts"  # where Store puts a new experiment's
     assert command[command.index("--default-artifact-root") + 1] == str(artifact_root)
     assert command[command.index("--host") + 1] == "127.0.0.1"
+    # first, the links to each experiment's runs table (svmrepro.store.ui), of the same store and port
+    assert command[command.index("svmrepro.store.ui") + 1:][:4] == [
+        "--tracking-uri", tracking_uri(), "--url", f"http://127.0.0.1:{command[command.index('--port') + 1]}"]
 
 
 def test_a_rebuild_replaces_the_report_runs_artifacts_and_it_is_no_result(store, built):

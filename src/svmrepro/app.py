@@ -139,7 +139,8 @@ def job(cfg: DictConfig) -> float | None:
             from svmrepro.store import sweep_run_id
 
             result = run(cfg, dict(hydra_cfg.runtime.choices), overrides=list(hydra_cfg.overrides.task),
-                         parent_run_id=sweep_run_id(hydra_cfg.sweep.dir) if sweeping else None)
+                         parent_run_id=sweep_run_id(hydra_cfg.sweep.dir) if sweeping else None,
+                         job_files=job_files(hydra_cfg))
         value = objective(result, hydra_cfg)
         status = progress.SKIPPED if result.status == SKIPPED else progress.DONE
     except signals.Interrupted:
@@ -169,10 +170,20 @@ def job(cfg: DictConfig) -> float | None:
         sys.exit(1)
     finally:
         if sweeping:
+            from svmrepro.store import log_progress
+
             line = progress.record(hydra_cfg.sweep.dir, hydra_cfg.job.num, status, time.perf_counter() - started)
+            log_progress(hydra_cfg.sweep.dir, cfg.tracking.uri, cfg.tracking.artifact_root)
             if line and os.environ.get(QUIET_ENV, "") in ("", "0"):
                 log.info(line)
     return value
+
+
+def job_files(hydra_cfg) -> list[Path]:
+    """What Hydra keeps of the job in its output folder: its ``.hydra/`` folder (config, overrides,
+    Hydra's config) and its log file (Hydra's default job logging: ``<job name>.log``)."""
+    folder = Path(hydra_cfg.runtime.output_dir)
+    return [*([folder / hydra_cfg.output_subdir] if hydra_cfg.output_subdir else []), folder / f"{hydra_cfg.job.name}.log"]
 
 
 def group_names() -> set[str]:

@@ -194,12 +194,11 @@ def synthetic_run(index: int) -> tuple[dict[str, str], dict[str, object], dict[s
         "dataset": "gaussian_clouds", "algorithm": algorithm, "seed": str(seed), BACKEND_TAG: "loky",
         "mode": SYNTHETIC_MODE, "config_hash": config, "data_fingerprint": _digest(n, seed),
         RUN_KEY_TAG: _digest(config, n, seed), "label": "gaussian_clouds", "load_avg_1m": "0.00",
-        "choice.dataset": "gaussian_clouds", "choice.algorithm": algorithm, "choice.experiment": SYNTHETIC_EXPERIMENT,
     }
     params = {
-        "dataset._target_": "svmrepro.data.gaussian_clouds.GaussianClouds", "dataset.n_train": n,
+        "dataset.n_train": n,
         "dataset.n_test": 10000, "dataset.n_features": 10, "dataset.n_informative": 5, "dataset.std": 2.0,
-        "algorithm._target_": f"synthetic.{algorithm}", "algorithm.kernel": "rbf", "algorithm.C": 1.0,
+        "algorithm.kernel": "rbf", "algorithm.C": 1.0,
         "algorithm.gamma": "scale", "algorithm.tol": 0.001, "algorithm.cache_size": 500, "seed": seed,
         "mode": SYNTHETIC_MODE, "selection": None, "surface": None,
     }

@@ -112,10 +112,10 @@ def _contents(checkout: Path, objects: Iterable[str]) -> list[bytes]:
     return contents
 
 
-def made_by(tags: Mapping[str, object]) -> str | None:
-    """The code digest of a run from its tags (``code_digest``, else its ``git_commit``'s); None when unknown."""
+def made_by(tags: Mapping[str, object], commit: str | None) -> str | None:
+    """The code digest of a run from its tags (``code_digest``), else that of its ``commit``
+    (:func:`svmrepro.store.run_commit`); None when unknown."""
     own = tags.get(CODE_DIGEST_TAG)
     if isinstance(own, str) and own:
         return own
-    commit = tags.get("git_commit")
-    return commit_digest(commit) if isinstance(commit, str) else None
+    return commit_digest(commit) if commit else None

@@ -48,10 +48,10 @@ def _package_version(name: str) -> str:
 
 @lru_cache(maxsize=1)
 def environment_tags() -> dict[str, str]:
-    commit = _git("rev-parse", "HEAD")
+    """The machine and the package versions, and whether the checkout had uncommitted changes (its
+    commit is MLflow's ``mlflow.source.git.commit``, :func:`git_source`)."""
     status = _git("status", "--porcelain", "--untracked-files=no")
     tags = {
-        "git_commit": commit or "unknown",
         "git_dirty": "unknown" if status is None else str(bool(status)).lower(),
         "cpu_model": _cpu_model(),
         "cpu_count": str(os.cpu_count()),
@@ -65,6 +65,6 @@ def environment_tags() -> dict[str, str]:
 def git_source() -> dict[str, str]:
     """The checkout's ``commit``, ``branch`` and ``repo`` (its origin's URL), those git knows; for
     MLflow's git tags (:func:`svmrepro.store.source_tags`)."""
-    found = {"commit": environment_tags()["git_commit"], "branch": _git("rev-parse", "--abbrev-ref", "HEAD"),
+    found = {"commit": _git("rev-parse", "HEAD"), "branch": _git("rev-parse", "--abbrev-ref", "HEAD"),
              "repo": redact(_git("remote", "get-url", "origin") or "")}
     return {k: v for k, v in found.items() if v and v not in ("unknown", "HEAD")}

@@ -81,7 +81,9 @@ from svmrepro.report.claims.verdict import VERDICTS, judge
 from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.spec import ReportSpec, spec_from_config
-from svmrepro.store import RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, ensure_store, source_tags, tracking_uri
+from svmrepro.store import (
+    RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, commit_column, ensure_store, run_commit, source_tags, tracking_uri,
+)
 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
@@ -350,12 +352,12 @@ def duplicate_lines(counts: dict[str, int]) -> list[str]:
 
 def stale_lines(runs: pd.DataFrame) -> list[str]:
     """Runs made by code that has changed since (:mod:`svmrepro.code_digest`), and runs whose code
-    cannot be told (no ``code_digest`` tag, and a ``git_commit`` git does not have here)."""
+    cannot be told (no ``code_digest`` tag, and a commit git does not have here)."""
     if runs.empty:
         return []
     tags = runs.filter(like="tags.").rename(columns=lambda name: name.removeprefix("tags."))
-    made = pd.Series([made_by(row) for row in tags.to_dict("records")], index=runs.index)
-    commits = tags.get("git_commit", pd.Series("unknown", index=runs.index)).fillna("unknown").str[:8]
+    made = pd.Series([made_by(row, run_commit(row)) for row in tags.to_dict("records")], index=runs.index)
+    commits = commit_column(runs).fillna("unknown").str[:8]
     stale, unknown = made.notna() & (made != code_digest()), made.isna()
     lines = []
     if stale.any():

@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
+from pathlib import Path
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -30,7 +31,8 @@ from svmrepro.metrics import final_estimator
 from svmrepro.placement import BACKEND_TAG, placement_tags
 from svmrepro.redact import redact
 from svmrepro.store import (
-    KIND_TAG, RESULT_KIND, RUN_KEY_TAG, Store, experiment_name, mlflow_names, process_tags, source_tags,
+    KIND_TAG, NOTE_TAG, RESULT_KIND, RUN_KEY_TAG, Store, choice_tags, experiment_description, experiment_name,
+    mlflow_names, process_tags, run_params, source_tags,
 )
 from svmrepro.surface import decision_surface, surface_settings
 from svmrepro.timing import timed
@@ -92,10 +94,23 @@ def run_name(algorithm: str, dataset: str, seed: object, overrides: Sequence[str
     return "-".join([algorithm, dataset, *named, f"seed={seed}"])
 
 
+#: MLflow's dataset-input context of each split of a data set (:attr:`Dataset.X_train`, ...)
+SPLIT_CONTEXTS = {"train": "training", "val": "validation", "test": "testing"}
+
+
+def run_description(algorithm: str, dataset: str, data: Dataset, seed: object) -> str:
+    """The run's description in the MLflow UI, e.g. ``svc_linear on gaussian_clouds: 500 training,
+    10000 test examples of 10 features, seed 0.``"""
+    sizes = [f"{len(getattr(data, f'X_{split}'))} {context}" for split, context in
+             (("train", "training"), ("val", "validation"), ("test", "test")) if getattr(data, f"X_{split}") is not None]
+    return f"{algorithm} on {dataset}: {', '.join(sizes)} examples of {data.X_train.shape[1]} features, seed {seed}."
+
+
 def log_dataset(store: Store, run_id: str, source, data: Dataset, fingerprint: str) -> None:
-    """The data set as the run's MLflow dataset input: digest = ``fingerprint`` (its arrays', as
-    :attr:`Dataset.fingerprint` gives it), source = its file (or files) or its generator with its
-    parameters."""
+    """The data set as the run's MLflow dataset inputs, one per split in its context (training,
+    validation, testing): source = its file (or files) or its generator with its parameters; the
+    training set's digest = ``fingerprint`` (the arrays', as :attr:`Dataset.fingerprint` gives
+    it), the others' MLflow's own of their arrays."""
     files = getattr(source, "remote_files", list)()
     origin: str | dict[str, str]
     if len(files) == 1:
@@ -104,10 +119,21 @@ def log_dataset(store: Store, run_id: str, source, data: Dataset, fingerprint: s
         origin = {"generator": f"{type(source).__module__}.{type(source).__qualname__}",
                   **{k: str(v) for k, v in source.params().items()},
                   **({"files": " ".join(f.url for f in files)} if files else {})}
-    arrays = {name: getattr(data, name) for name in ("X_train", "y_train", "X_test", "y_test")}
-    store.log_dataset(run_id, data.name, fingerprint, origin,
-                      features={k: v for k, v in arrays.items() if k.startswith("X")},
-                      targets={k: v for k, v in arrays.items() if k.startswith("y")})
+    for split, context in SPLIT_CONTEXTS.items():
+        features = getattr(data, f"X_{split}")
+        if features is not None:
+            store.log_dataset(run_id, data.name, fingerprint if split == "train" else None, origin,
+                              features=features, targets=getattr(data, f"y_{split}"), context=context)
+
+
+def log_job_files(store: Store, run_id: str, job_files: Sequence[Path]) -> None:
+    """The Hydra job's files (its ``.hydra/`` folder, its log) under the run's ``job/`` artifacts,
+    those that exist. Their passwords are masked already (:mod:`svmrepro.redact`)."""
+    for path in map(Path, job_files):
+        if path.is_dir():
+            store.log_artifacts(run_id, path, f"job/{path.name}")
+        elif path.is_file():
+            store.log_artifact(run_id, path, "job")
 
 
 def log_model(store: Store, experiment_id: str, run_id: str, estimator, input_example) -> None:
@@ -120,7 +146,7 @@ def log_model(store: Store, experiment_id: str, run_id: str, estimator, input_ex
 
 
 def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overrides: Sequence[str] = (),
-        parent_run_id: str | None = None) -> RunResult:
+        parent_run_id: str | None = None, job_files: Sequence[Path] = ()) -> RunResult:
     """Execute one configured run, or skip it when an identical run already FINISHED.
 
     The run key is claimed in the store before the FINISHED lookup and held until the run ends,
@@ -130,6 +156,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
     ``algorithm``); they name the MLflow experiment and tag the run. ``overrides`` (Hydra's
     ``key=value`` of the job) put the swept values in the run's name (:func:`run_name`); with
     ``parent_run_id`` (a sweep's, :class:`svmrepro.store.PrepareStore`) the run is nested under it.
+    ``job_files`` (Hydra's job folder ``.hydra/`` and log file) are logged with it (:func:`log_job_files`).
     """
     started = time.perf_counter()  # for run_overhead_s, logged last
     choices = dict(choices or {})
@@ -140,7 +167,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
     key = identity.run_key(plain, fingerprint)
     store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
     exp_name = experiment_name(choices)
-    exp_id = store.experiment_id(exp_name)
+    exp_id = store.experiment_id(exp_name, experiment_description(cfg))
     # identical runs started at once: one holds the key and fits, the others wait, then skip
     with store.claim(key):
         for orphan in store.mark_orphans_killed(exp_id, key):
@@ -178,8 +205,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 "label": cfg.label or dataset,
                 # timings are only comparable on an otherwise idle machine: record how busy it was
                 "load_avg_1m": f"{load_1m():.2f}",
-                # every config-group option picked, e.g. choice.selection=grid_cv
-                **{f"choice.{group}": option for group, option in choices.items() if option and "hydra" not in group},
+                **choice_tags(choices),
+                NOTE_TAG: run_description(algorithm, dataset, data, cfg.seed),
             }
             name = store.unique_run_name(exp_id, run_name(algorithm, dataset, cfg.seed, overrides), key)
             try:
@@ -191,7 +218,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                     log.info("run %s KILLED: %s", made, reason)
                 raise
             try:
-                store.log_params(run_id, identity.flatten(plain))
+                store.log_params(run_id, run_params(identity.flatten(plain)))
                 store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")
                 log_dataset(store, run_id, parts.source, data, tags["data_fingerprint"])
                 with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)), \
@@ -225,6 +252,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 overhead = time.perf_counter() - started - load_s - compute_s
                 store.log_metrics(run_id, {"run_overhead_s": overhead}, {})
                 store.set_tags(run_id, timing_tags(float(tags["load_avg_1m"]), load_1m()))
+                log_job_files(store, run_id, job_files)
                 store.terminate(run_id, FINISHED)
             except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (svmrepro.signals.Interrupted): stopped, not failed
                 reason = f"{stop or 'SIGINT'} received by process {os.getpid()} while the run was RUNNING"

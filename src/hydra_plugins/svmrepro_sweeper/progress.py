@@ -80,6 +80,15 @@ def record(sweep_dir: str | Path, job: int, status: str, seconds: float) -> str 
     return describe(path.read_text().splitlines())
 
 
+def counts(sweep_dir: str | Path) -> tuple[int, Counter] | None:
+    """The sweep's number of jobs and how many ended with each status so far; None without a
+    progress file (a sweep not run by the svmrepro sweeper)."""
+    path = Path(sweep_dir) / FILE
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text().splitlines()[0])["total"], Counter(statuses(sweep_dir).values())
+
+
 def statuses(sweep_dir: str | Path) -> dict[int, str]:
     """The status each job recorded (``done``, ``skipped``, ``failed``), by job number."""
     lines = (Path(sweep_dir) / FILE).read_text().splitlines()[1:]

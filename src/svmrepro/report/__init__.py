@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
+from svmrepro.store import commit_column
 from svmrepro.report.figures import plot
 from svmrepro.report.facts import facts_lines
 from svmrepro.report.runs import write_runs
@@ -43,12 +44,13 @@ def output_paths(spec: ReportSpec, out_dir: Path) -> Output:
 
 
 def _provenance(runs: pd.DataFrame, mode: str) -> list[str]:
-    def values(column: str) -> str:
-        return ", ".join(sorted(runs[column].dropna().astype(str).unique())) if column in runs else "unknown"
+    def values(found: pd.Series | None) -> str:
+        return ", ".join(sorted(found.dropna().astype(str).unique())) if found is not None else "unknown"
 
+    commits = commit_column(runs)
     return [
-        f"- mode `{mode}`, {len(runs)} runs; code commit(s): {values('tags.git_commit')}",
-        f"- machine(s): {values('tags.cpu_model')} ({values('tags.cpu_count')} cores)",
+        f"- mode `{mode}`, {len(runs)} runs; code commit(s): {values(commits if commits.notna().any() else None)}",
+        f"- machine(s): {values(runs.get('tags.cpu_model'))} ({values(runs.get('tags.cpu_count'))} cores)",
     ]
 
 

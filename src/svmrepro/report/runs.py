@@ -29,7 +29,7 @@ import pandas as pd
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.columns import first_violation
-from svmrepro.store import KIND_TAG, NOT_RESULTS, Store, svmrepro_names
+from svmrepro.store import GIT_COMMIT_TAG, KIND_TAG, NOT_RESULTS, Store, svmrepro_names
 
 KEEP_PREFIXES = ("params.", "metrics.", "tags.")
 KEEP_COLUMNS = ("run_id", "status", "start_time")
@@ -38,6 +38,8 @@ STORE_COLUMNS = ("artifact_uri",)
 #: tags that only repeat MLflow's bookkeeping, or name the process that ran (host, pid)
 #: (and svmrepro.kind, which every result run has: result)
 DROP_TAGS = ("tags.mlflow.", "tags.process.", f"tags.{KIND_TAG}")
+#: MLflow's tags a runs table keeps all the same: the commit its runs were made at
+KEEP_TAGS = (f"tags.{GIT_COMMIT_TAG}",)
 #: an MLflow run id; every row of a runs CSV is a run with one
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 #: what makes two runs the same configuration (the resolved config, seed included): a runs table
@@ -62,7 +64,7 @@ def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.D
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     kept = [
         c for c in frame.columns
-        if c in KEEP_COLUMNS + STORE_COLUMNS or (c.startswith(KEEP_PREFIXES) and not c.startswith(DROP_TAGS))
+        if c in KEEP_COLUMNS + STORE_COLUMNS + KEEP_TAGS or (c.startswith(KEEP_PREFIXES) and not c.startswith(DROP_TAGS))
     ]
     out = frame[kept].copy()
     out["start_time"] = pd.to_datetime(out["start_time"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")

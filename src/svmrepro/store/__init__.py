@@ -7,26 +7,30 @@
 - :mod:`.client`: :class:`Store`, the operations a run, a sweep and a report make;
 - :mod:`.sweep_run`: a sweep's parent run (:class:`PrepareStore`, a Hydra callback);
 - :mod:`.processes`: which process runs a run, and whether it has ended;
-- :mod:`.names`: tag names and metric names as MLflow shows them.
+- :mod:`.names`: tag names and metric names as MLflow shows them;
+- :mod:`.ui`: the links ``make ui`` prints, on each experiment's runs table.
 """
 
 from svmrepro.store.client import Store, artifact_dict, retry_locked
 from svmrepro.store.location import (
-    TRACKING_URI_ENV, TrackingError, ensure_store, experiment_name, probe, sqlite_path, store_file, tracking_uri,
+    TRACKING_URI_ENV, TrackingError, ensure_store, experiment_description, experiment_name, probe, sqlite_path,
+    store_file, tracking_uri,
 )
 from svmrepro.store.names import (
-    ADHOC_EXPERIMENT, ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, HOST_TAG, KILLED_REASON_TAG, KIND_TAG, NOT_RESULTS,
-    PARENT_RUN_TAG, PID_TAG, PROCESS_START_TAG, REPORT_KIND, RESULT_KIND, RUN_KEY_TAG, RUN_NAME_TAG, SWEEP_KIND,
-    is_result, mlflow_names, source_tags, svmrepro_names,
+    ADHOC_EXPERIMENT, ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, GIT_COMMIT_TAG, HOST_TAG, KILLED_REASON_TAG, KIND_TAG,
+    NOTE_TAG, NOT_RESULTS, PARENT_RUN_TAG, PID_TAG, PROCESS_START_TAG, REPORT_KIND, RESULT_KIND, RUN_KEY_TAG,
+    RUN_NAME_TAG, SWEEP_KIND, choice_tags, commit_column, is_result, mlflow_names, run_commit, run_params,
+    source_tags, svmrepro_names,
 )
 from svmrepro.store.processes import process_gone, process_tags
-from svmrepro.store.sweep_run import SWEEP_RUN_FILE, PrepareStore, sweep_run_id, write_sweep_run
+from svmrepro.store.sweep_run import SWEEP_RUN_FILE, PrepareStore, log_progress, sweep_run_id, write_sweep_run
 
 __all__ = [
-    "ADHOC_EXPERIMENT", "ERROR_MESSAGE_TAG", "ERROR_TYPE_TAG", "HOST_TAG", "KILLED_REASON_TAG", "KIND_TAG",
-    "NOT_RESULTS", "PARENT_RUN_TAG", "PID_TAG", "PROCESS_START_TAG", "REPORT_KIND", "RESULT_KIND", "RUN_KEY_TAG",
-    "RUN_NAME_TAG", "SWEEP_KIND", "SWEEP_RUN_FILE", "TRACKING_URI_ENV", "PrepareStore", "Store", "TrackingError", "artifact_dict",
-    "ensure_store", "experiment_name", "is_result", "mlflow_names", "probe", "process_gone", "process_tags",
-    "retry_locked", "source_tags", "sqlite_path", "store_file", "svmrepro_names", "sweep_run_id", "tracking_uri",
-    "write_sweep_run",
+    "ADHOC_EXPERIMENT", "ERROR_MESSAGE_TAG", "ERROR_TYPE_TAG", "GIT_COMMIT_TAG", "HOST_TAG", "KILLED_REASON_TAG",
+    "KIND_TAG", "NOTE_TAG", "NOT_RESULTS", "PARENT_RUN_TAG", "PID_TAG", "PROCESS_START_TAG", "PrepareStore",
+    "REPORT_KIND", "RESULT_KIND", "RUN_KEY_TAG", "RUN_NAME_TAG", "SWEEP_KIND", "SWEEP_RUN_FILE", "Store",
+    "TRACKING_URI_ENV", "TrackingError", "artifact_dict", "choice_tags", "commit_column", "ensure_store",
+    "experiment_description", "experiment_name", "is_result", "log_progress", "mlflow_names", "probe",
+    "process_gone", "process_tags", "retry_locked", "run_commit", "run_params", "source_tags", "sqlite_path",
+    "store_file", "svmrepro_names", "sweep_run_id", "tracking_uri", "write_sweep_run",
 ]

@@ -23,6 +23,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,8 +40,8 @@ from svmrepro.store.location import (
     TRACKING_URI_ENV, TrackingError, check_artifact_location, ensure_store, probe, sqlite_path, store_file, tracking_uri,
 )
 from svmrepro.store.names import (
-    ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, HOST_TAG, KILLED_REASON_TAG, KIND_TAG, PARENT_RUN_TAG, PID_TAG, RUN_KEY_TAG,
-    RUN_NAME_TAG, SWEEP_KIND, is_result,
+    DATASET_CONTEXT_TAG, ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, HOST_TAG,
+    KILLED_REASON_TAG, KIND_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, RUN_KEY_TAG, RUN_NAME_TAG, SWEEP_KIND, is_result,
 )
 from svmrepro.store.processes import process_gone
 
@@ -74,7 +75,7 @@ MAX_DIGEST_LENGTH, MAX_RUN_NAME_LENGTH = 36, 250
 SYSTEM_METRICS_INTERVAL_S = 1.0
 #: how SQLAlchemy names a unique-constraint violation (its driver's exception class, in the message)
 DUPLICATE_MARKERS = ("IntegrityError", "UniqueViolation")
-#: tries of a data set's logging that met the same data set logged at that moment by another run
+#: tries of a write that met the same row written at that moment by another process (a data set; an experiment tag)
 DATASET_ATTEMPTS = 3
 
 
@@ -90,6 +91,11 @@ def _is_duplicate(exc: Exception) -> bool:
     failed: ..." or "(psycopg2.errors.UniqueViolation) duplicate key value ...", as it does in the
     ``MlflowException`` of an embedded store."""
     return any(marker in str(exc) for marker in DUPLICATE_MARKERS)
+
+
+def as_text(value: object) -> str:
+    """A param's or tag's value as MLflow keeps it: an Enum by its value (``quick``, not ``Mode.quick``)."""
+    return str(value.value if isinstance(value, Enum) else value)
 
 
 def _retry(transient: Callable[[Exception], bool], call: Callable[[], T], attempts: int) -> T:
@@ -143,21 +149,26 @@ class Store:
             return None
         return (root / name.replace("/", "__")).resolve().as_uri()
 
-    def experiment_id(self, name: str) -> str:
+    def experiment_id(self, name: str, description: str | None = None) -> str:
         """Id of experiment ``name``, created if missing (tolerating a concurrent creator).
+
+        A new experiment is one of "Machine learning" (:data:`EXPERIMENT_KIND`), not of GenAI apps,
+        and ``description`` (the experiment's title) is its description; an experiment made before
+        either was set gets them here once.
 
         Its artifact folder must be one this process can make and write: a new experiment's is
         checked before the experiment exists (MLflow keeps an experiment's location for good, so a
         bad ``tracking.artifact_root`` would break every later run of it), an existing one's
         before a run of it is made (:class:`TrackingError`, naming the folder and the way out).
         """
+        wanted = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND, **({NOTE_TAG: description} if description else {})}
         found = retry_locked(lambda: self.client.get_experiment_by_name(name))
         if found is None:
             location = self._artifact_location(name)
             check_artifact_location(location, f"tracking.artifact_root={self._artifact_root}"
                                     if self._artifact_root else f"artifacts of tracking store {self.uri}")
             try:
-                return retry_locked(lambda: self.client.create_experiment(name, artifact_location=location))
+                return retry_locked(lambda: self.client.create_experiment(name, artifact_location=location, tags=wanted))
             except Exception:
                 found = retry_locked(lambda: self.client.get_experiment_by_name(name))
                 if found is None:
@@ -167,6 +178,10 @@ class Store:
             "make that folder writable, or rename the experiment (its runs stay in it) so that the next run "
             f"makes it anew: {TRACKING_URI_ENV}={redact(self.uri)} mlflow experiments rename "
             f"--experiment-id {found.experiment_id} --new-name {name}-unusable")
+        for tag, value in wanted.items():
+            if tag not in found.tags:  # another process setting it at once: the same value, kept once
+                set_tag = partial(self.client.set_experiment_tag, found.experiment_id, tag, value)
+                _retry(_is_duplicate, lambda: retry_locked(set_tag), DATASET_ATTEMPTS)
         return found.experiment_id
 
     def _runs_of_key(self, experiment_id: str, key: str, status: str, max_results: int = 1000):
@@ -307,14 +322,28 @@ class Store:
                 info[f"{prefix}.{key}"] = [value.get(key, missing) for value in values]
         return pd.DataFrame(info)
 
+    def experiments(self) -> dict[str, str]:
+        """The name of every active experiment of the store, by id."""
+        found, token = {}, None
+        while True:
+            page = retry_locked(partial(self.client.search_experiments, max_results=SEARCH_PAGE, page_token=token))
+            found.update({e.experiment_id: e.name for e in page})
+            token = page.token
+            if not token:
+                return found
+
     def find_run(self, experiment_id: str, tags: dict[str, str]) -> str | None:
         """The id of a run of ``experiment_id`` that has every tag of ``tags``, or None."""
         query = " and ".join(f"tags.`{key}` = '{value}'" for key, value in tags.items())
         found = retry_locked(lambda: self.client.search_runs([experiment_id], filter_string=query, max_results=1))
         return found[0].info.run_id if found else None
 
-    def log_artifact(self, run_id: str, path: str | Path) -> None:
-        retry_locked(lambda: self.client.log_artifact(run_id, str(path)))
+    def log_artifact(self, run_id: str, path: str | Path, artifact_path: str | None = None) -> None:
+        retry_locked(lambda: self.client.log_artifact(run_id, str(path), artifact_path))
+
+    def log_artifacts(self, run_id: str, folder: str | Path, artifact_path: str | None = None) -> None:
+        """Every file under ``folder``, as the run's artifacts under ``artifact_path``."""
+        retry_locked(lambda: self.client.log_artifacts(run_id, str(folder), artifact_path))
 
     def clear_artifacts(self, run_id: str) -> None:
         """Delete every artifact of run ``run_id`` (a report run whose files are logged anew)."""
@@ -330,7 +359,7 @@ class Store:
 
     def start_run(self, experiment_id: str, run_name: str, tags: dict[str, str], parent_run_id: str | None = None) -> str:
         """A new RUNNING run; with ``parent_run_id`` nested under it (MLflow's ``mlflow.parentRunId``)."""
-        tags = {**tags, **({PARENT_RUN_TAG: parent_run_id} if parent_run_id else {})}
+        tags = {k: as_text(v) for k, v in {**tags, **({PARENT_RUN_TAG: parent_run_id} if parent_run_id else {})}.items()}
         run = retry_locked(lambda: self.client.create_run(experiment_id, run_name=run_name, tags=tags))
         return run.info.run_id
 
@@ -345,12 +374,14 @@ class Store:
         clash = any(run.data.tags.get(RUN_KEY_TAG) != key for run in found)
         return f"{name}-{key[:8]}" if clash else name
 
-    def log_dataset(self, run_id: str, name: str, fingerprint: str, source: str | dict[str, str],
-                    features: dict, targets: dict, context: str = "training") -> None:
-        """The data set as an MLflow dataset input (the run page's Datasets, the runs table's Dataset
-        column): its ``name``, our ``fingerprint`` as digest (cut to MLflow's 36 characters; the
-        whole one is the run's ``data_fingerprint`` tag), its ``source`` (a folder of files, or the
-        generator's parameters), and the schema and shapes of its arrays.
+    def log_dataset(self, run_id: str, name: str, fingerprint: str | None, source: str | dict[str, str],
+                    features: Any, targets: Any, context: str = "training") -> None:
+        """One split of a data set as an MLflow dataset input of the run (the run page's Datasets,
+        the runs table's Dataset column), in ``context`` (MLflow's ``training``, ``validation``,
+        ``testing``): its ``name``, ``fingerprint`` as digest (cut to MLflow's 36 characters; the
+        whole one is the run's ``data_fingerprint`` tag; None: MLflow's digest of the arrays), its
+        ``source`` (a folder of files, or the generator's parameters), and the schema and shape of
+        its arrays.
 
         A data set is one row per experiment, shared by its runs, which MLflow's ``log_inputs``
         reads and, when missing, inserts before it links the run to it, in one transaction. Runs of
@@ -365,9 +396,9 @@ class Store:
 
         origin = source if isinstance(source, str) else CodeDatasetSource(source)
         dataset = mlflow.data.from_numpy(features, source=origin, targets=targets, name=name,
-                                         digest=fingerprint[:MAX_DIGEST_LENGTH])
+                                         digest=fingerprint[:MAX_DIGEST_LENGTH] if fingerprint else None)
         entity = DatasetEntity(**dataset.to_dict())
-        inputs = [DatasetInput(entity, [InputTag("mlflow.data.context", context)])]
+        inputs = [DatasetInput(entity, [InputTag(DATASET_CONTEXT_TAG, context)])]
         _retry(_is_duplicate, lambda: retry_locked(lambda: self.client.log_inputs(run_id, datasets=inputs)),
                DATASET_ATTEMPTS)
 
@@ -454,14 +485,15 @@ class Store:
         return counts
 
     def log_params(self, run_id: str, params: dict[str, object]) -> None:
-        items = [Param(k, str(v)[:MAX_PARAM_LENGTH]) for k, v in sorted(params.items())]
+        items = [Param(k, as_text(v)[:MAX_PARAM_LENGTH]) for k, v in sorted(params.items())]
         for start in range(0, len(items), MAX_BATCH_PARAMS):
             chunk = items[start : start + MAX_BATCH_PARAMS]
             retry_locked(lambda: self.client.log_batch(run_id, params=chunk))
 
-    def log_metrics(self, run_id: str, metrics: dict[str, float], series: dict[str, list[float]]) -> None:
+    def log_metrics(self, run_id: str, metrics: dict[str, float], series: dict[str, list[float]], step: int = 0) -> None:
+        """``metrics`` at ``step``, and each of ``series`` at steps 0, 1, ..."""
         now = int(time.time() * 1000)
-        items = [Metric(k, float(v), now, 0) for k, v in sorted(metrics.items())]
+        items = [Metric(k, float(v), now, step) for k, v in sorted(metrics.items())]
         for name, values in sorted(series.items()):
             items += [Metric(name, float(v), now, step) for step, v in enumerate(values)]
         for start in range(0, len(items), 1000):
@@ -469,7 +501,7 @@ class Store:
             retry_locked(lambda: self.client.log_batch(run_id, metrics=chunk))
 
     def set_tags(self, run_id: str, tags: dict[str, str]) -> None:
-        items = [RunTag(k, str(v)) for k, v in tags.items()]
+        items = [RunTag(k, as_text(v)) for k, v in tags.items()]
         retry_locked(lambda: self.client.log_batch(run_id, tags=items))
 
     def log_text(self, run_id: str, text: str, artifact_file: str) -> None:

@@ -50,6 +50,13 @@ def tracking_uri(configured: str | None = None) -> str:
     return os.environ.get(TRACKING_URI_ENV) or default_store_uri()
 
 
+def experiment_description(cfg: Any) -> str | None:
+    """An experiment's description in the MLflow UI: the title of its report (``report.title``), if it has one."""
+    report = cfg.get("report") if cfg is not None else None
+    title = report.get("title") if hasattr(report, "get") else None
+    return str(title) if title else None
+
+
 def experiment_name(choices: dict[str, Any]) -> str:
     """One MLflow experiment per ``<paper>/<id>`` (the ``experiment`` option chosen)."""
     return choices.get("experiment") or ADHOC_EXPERIMENT

@@ -9,6 +9,7 @@ from __future__ import annotations
 import getpass
 import os
 import sys
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -29,6 +30,52 @@ NOT_RESULTS = (SWEEP_KIND, REPORT_KIND)
 SOURCE_NAME_TAG, SOURCE_TYPE_TAG, USER_TAG = "mlflow.source.name", "mlflow.source.type", "mlflow.user"
 GIT_COMMIT_TAG, GIT_BRANCH_TAG, GIT_REPO_TAG = "mlflow.source.git.commit", "mlflow.source.git.branch", "mlflow.source.git.repoURL"
 PARENT_RUN_TAG, RUN_NAME_TAG = "mlflow.parentRunId", "mlflow.runName"
+#: a run's or an experiment's description (the UI's "Description"), and a dataset input's context
+NOTE_TAG, DATASET_CONTEXT_TAG = "mlflow.note.content", "mlflow.data.context"
+#: the kind of an experiment as MLflow records it: "Machine learning", not "GenAI apps & agents" (MLflow 3.17's
+#: UI picks its view by its workflow switch instead, which the links of :mod:`svmrepro.store.ui` set)
+EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
+#: the commit a run was made at: MLflow's git tag, or (runs logged before issue 34, committed runs
+#: CSVs) svmrepro's own duplicate of it, read where MLflow's is missing and no longer written
+LEGACY_GIT_COMMIT_TAG = "git_commit"
+
+
+#: Hydra's instructions to ``instantiate`` (what to build, how), not settings of a run: never params
+#: (the run's identity, :mod:`svmrepro.identity`, still holds them)
+HYDRA_PRIVATE_KEYS = frozenset({"_target_", "_partial_", "_convert_", "_recursive_", "_args_"})
+
+
+def run_params(flat: Mapping[str, object]) -> dict[str, object]:
+    """A run's flattened config (``algorithm.C``) as its params: Hydra's private keys left out."""
+    return {k: v for k, v in flat.items() if k.rsplit(".", 1)[-1] not in HYDRA_PRIVATE_KEYS}
+
+
+#: the config groups a run has a tag of its own for (``tags.dataset``), so no ``choice.<group>`` tag
+TAGGED_GROUPS = frozenset({"experiment", "dataset", "algorithm"})
+
+
+def choice_tags(choices: Mapping[str, str | None]) -> dict[str, str]:
+    """Every other config-group option picked, e.g. ``choice.selection=grid_cv`` (Hydra's own groups left out)."""
+    return {f"choice.{group}": option for group, option in choices.items()
+            if option and "hydra" not in group and group not in TAGGED_GROUPS}
+
+
+def run_commit(tags: Mapping[str, object]) -> str | None:
+    """The commit a run's ``tags`` (without the ``tags.`` prefix) say it was made at, if any."""
+    for name in (GIT_COMMIT_TAG, LEGACY_GIT_COMMIT_TAG):
+        value = tags.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def commit_column(runs: pd.DataFrame) -> pd.Series:
+    """Each run's commit (:func:`run_commit`) in a runs table (``tags.<name>`` columns); NaN where it has none."""
+    columns = [f"tags.{name}" for name in (GIT_COMMIT_TAG, LEGACY_GIT_COMMIT_TAG) if f"tags.{name}" in runs]
+    found = pd.Series(float("nan"), index=runs.index, dtype=object)
+    for column in columns:
+        found = found.where(found.notna(), runs[column])
+    return found
 
 
 def is_result(tags: dict[str, str]) -> bool:

@@ -47,6 +47,7 @@ from svmrepro.report.claims.selection import METRIC, Selection
 from svmrepro.report.claims.estimate import GROUP_COLUMN as ALGORITHM
 from svmrepro.report.runs import KEEP_COLUMNS
 from svmrepro.report.spec import spec_from_config
+from svmrepro.store import choice_tags, run_params
 
 
 @dataclass
@@ -113,7 +114,7 @@ def _job_values(job: list[str], cfg, base: dict[str, object], choices: dict, gro
     values.update({"tags.algorithm": picked.get("algorithm"), "tags.dataset": picked.get("dataset"),
                    "tags.label": label, "tags.seed": seed, "tags.experiment": experiment,
                    "tags.paper": experiment.split("/")[0]})
-    values.update({f"tags.choice.{g}": option for g, option in picked.items() if option})
+    values.update({f"tags.{k}": v for k, v in choice_tags(picked).items()})
     return values, replaced
 
 
@@ -141,7 +142,7 @@ def _swept(output: str, dirs: tuple[Path, ...]) -> Produced:
     for experiment in spec_from_config(output, composed[output][0].get("report")).include:
         composed[experiment] = compose_run([f"experiment={experiment}"])
     for cfg, choices in composed.values():
-        base = flatten(identity_config(cfg))
+        base = run_params(flatten(identity_config(cfg)))
         sweep = cfg.get("sweep") or {}
         for mode in list(sweep) or [base["mode"]]:
             for job in sweep_jobs(sweep.get(mode)):

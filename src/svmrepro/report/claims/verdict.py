@@ -27,6 +27,7 @@ from svmrepro.exclusive import LOAD_MARGIN
 from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate
 from svmrepro.report.claims.primitives import outputs_read, primitive, reads_outputs
 from svmrepro.report.claims.schema import Claim
+from svmrepro.store import commit_column
 
 SUPPORTED, PARTLY, NOT_SUPPORTED, INCONCLUSIVE, NOT_RUN = (
     "supported", "partly supported", "not supported", "inconclusive", "not run")
@@ -44,9 +45,9 @@ class Verdict:
     @property
     def commits(self) -> list[str]:
         runs = self.estimate.runs if self.estimate is not None else None
-        if runs is None or "tags.git_commit" not in runs:
+        if runs is None:
             return []
-        return sorted({str(c)[:7] for c in runs["tags.git_commit"].dropna()})
+        return sorted({str(c)[:7] for c in commit_column(runs).dropna()})
 
     @property
     def seeds(self) -> int:
