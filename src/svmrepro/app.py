@@ -53,7 +53,7 @@ from omegaconf import DictConfig
 
 from svmrepro import settings, signals
 from svmrepro.compose import check_config_files
-from svmrepro.locations import CONF_DIR, check_writable
+from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, check_writable
 from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
 from svmrepro.runner import SKIPPED, RunResult, run
@@ -192,6 +192,9 @@ def main() -> None:
     try:
         if folder := config_dir(sys.argv[1:]):
             check_config_files(folder)
+            # its files named in the checks' lines (svmrepro.preflight), as under svmrepro-reproduce --config-dir
+            os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(filter(None, (os.environ.get(CONFIG_DIRS_ENV),
+                                                                         str(folder.resolve()))))
     except SvmReproError as exc:
         print(f"svmrepro-run: error: {exc}", file=sys.stderr)
         sys.exit(2)

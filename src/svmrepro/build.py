@@ -6,11 +6,12 @@ naming the config key, the value and what is allowed before any data is read or 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from hydra.errors import InstantiationException
-from hydra.utils import get_class, instantiate
+from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
@@ -18,7 +19,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from svmrepro import settings
 from svmrepro.data.base import DatasetSource
-from svmrepro.errors import ConfigError, SvmReproError
+from svmrepro.errors import ConfigError, SvmReproError, first_line
 
 @dataclass
 class RunParts:
@@ -27,14 +28,38 @@ class RunParts:
     estimator: Any
 
 
-def _instantiate(node: DictConfig, key: str):
+def _instantiate(node: DictConfig, key: str, **kwargs):
     try:  # plain lists and dicts: scikit-learn's validation rejects OmegaConf containers
-        return instantiate(node, _convert_="all")
+        return instantiate(node, _convert_="all", **kwargs)
     except InstantiationException as exc:
         cause = exc.__cause__
         if isinstance(cause, SvmReproError):
             raise cause from None
+        if isinstance(cause, ImportError):
+            raise ConfigError(_import_line(node, key, cause)) from None
         raise ConfigError(f"{key}: {cause or exc}".replace("\n", " ")) from None
+
+
+def _import_line(node: DictConfig, key: str, error: ImportError) -> str:
+    """``<key>._target_: cannot import <target>: <why>``, naming the ``_target_`` that failed, a nested one's too
+    (Hydra's message: ``Error loading '<target>': ...``, with the import's own error as its cause)."""
+    quoted = re.search(r"'([^']+)'", str(error))
+    target = quoted.group(1) if quoted else "?"
+    where = next((path for path, value in _targets(OmegaConf.to_container(node), key) if value == target),
+                 f"{key}._target_")
+    return f"{where}: cannot import {target}: {first_line(error.__cause__ or error)}"
+
+
+def _targets(tree, key: str):
+    """(``<key>.<path>._target_``, value) of every ``_target_`` in a config tree."""
+    if isinstance(tree, dict):
+        if "_target_" in tree:
+            yield f"{key}._target_", tree["_target_"]
+        for name, value in tree.items():
+            yield from _targets(value, f"{key}.{name}")
+    elif isinstance(tree, list):
+        for index, value in enumerate(tree):
+            yield from _targets(value, f"{key}[{index}]")
 
 
 def check_estimator_params(estimator, key: str) -> None:
@@ -68,12 +93,10 @@ def _check_grid(estimator, param_grid) -> None:
 
 
 def _check_dataset_types(node: DictConfig) -> None:
-    """The dataset's values against its fields' types, before its constructor compares them."""
-    try:
-        cls = get_class(node.get("_target_"))
-    except (ImportError, ValueError, TypeError):  # an unknown target: instantiating it says so
-        return
-    if issubclass(cls, DatasetSource):
+    """The dataset's values against its fields' types, before its constructor compares them (its
+    class located as instantiating it locates it: a target that does not import is one line)."""
+    cls = _instantiate(node, "dataset", _partial_=True).func
+    if isinstance(cls, type) and issubclass(cls, DatasetSource):
         cls.check_types(OmegaConf.to_container(node, resolve=True))
 
 

@@ -63,17 +63,19 @@ from omegaconf import OmegaConf
 
 from svmrepro import settings
 from svmrepro.code_digest import code_digest, made_by
-from svmrepro.compose import check_config_files, compose_config, experiments, papers, searchpath_override, sweep_jobs
+from svmrepro.compose import (
+    JobComposer, check_config_files, compose_config, experiments, papers, searchpath_override, sweep_jobs,
+)
 from svmrepro.locations import CONFIG_DIRS_ENV, PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import is_exclusive
 from svmrepro.identity import config_hash
+from svmrepro.preflight import claims_problems, reproduction_problems
 from svmrepro.redact import RedactFilter
 from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
-from svmrepro.report.claims.check import check_claims
 from svmrepro.report.claims.schema import claims_path, load_claims
 from svmrepro.report.claims.scoreboard import RunsTables, write_scoreboard
 from svmrepro.report.claims.verdict import VERDICTS, judge
@@ -135,10 +137,10 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
 
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
     """(overrides, composed config) of every job of the experiment's sweep in ``mode``."""
-    base = [f"experiment={experiment}", f"mode={mode}"]
-    sweep = compose_config(base).sweep or {}
+    composer = JobComposer([f"experiment={experiment}", f"mode={mode}"])
+    sweep = composer.compose([])[0].sweep or {}
     for job in sweep_jobs(sweep.get(mode), extra):
-        yield job, compose_config([*base, *job])
+        yield job, composer.compose(job)[0]
 
 
 def missing_data(experiment: str, mode: str) -> str | None:
@@ -492,6 +494,17 @@ def selected_experiments(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(e for name in names for e in (experiments(name) if name in papers() else [name])))
 
 
+def mistakes(chosen: list[str], plan: Plan, args: argparse.Namespace) -> list[str]:
+    """Before the first sweep (:mod:`svmrepro.preflight`): every claim the scoreboard will judge, the
+    report spec of each output, and every job of the sweeps that will run; one line per problem."""
+    count, problems = claims_problems(papers(), runs_dirs(plan))
+    if not problems:
+        log.info("claims: %d checked against what their outputs' sweeps produce", count)
+    problems += reproduction_problems(chosen, plan.mode, sweep_overrides(args.override),
+                                      jobs=not (args.from_csv or args.no_run), included=not args.from_csv)
+    return list(dict.fromkeys(problems))  # a report spec's problem is the claims check's too
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     for handler in logging.getLogger().handlers:  # a URI's password masked in every line
@@ -503,11 +516,12 @@ def main(argv: list[str] | None = None) -> int:
         plan = load_plan(args.mode, args.results_dir)
         chosen = selected_experiments(args)
         check_folders(plan, args)
-        if not args.prune:  # before the first sweep: every claim the scoreboard will judge
-            log.info("claims: %d checked against what their outputs' sweeps produce",
-                     check_claims(papers(), runs_dirs(plan)))
+        problems = [] if args.prune else mistakes(chosen, plan, args)
     except (SvmReproError, HydraException) as exc:
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
+        return 2
+    if problems:
+        print(*(f"svmrepro-reproduce: error: {line}" for line in problems), sep="\n", file=sys.stderr)
         return 2
     if args.check:
         return check(chosen, plan, args)
