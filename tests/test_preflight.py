@@ -87,6 +87,10 @@ CASES = {
     "report key typo": (
         lambda root: _edit(root / UNCLAIMED_FILE, "  title:", "  titel:"),
         f"{UNCLAIMED_FILE}: report.titel is not a report key; allowed: title, x, metrics"),
+    "report column typo": (
+        lambda root: _edit(root / UNCLAIMED_FILE, "x: params.dataset.n_train", "x: params.dataset.n_trian"),
+        f"{UNCLAIMED_FILE}: report.x: 'params.dataset.n_trian' is not a column of the runs of mine/fig2: expected "
+        "params.<key> of its config or tags.<name> the runner sets"),
     "claim key typo": (
         lambda root: _edit(root / CLAIMS_FILE, "group: svc_linear", "grup: svc_linear"),
         "{claims}: sv_grow.test.grup: not a key of a slope test; valid: "),

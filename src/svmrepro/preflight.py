@@ -9,8 +9,9 @@ file and the key.
   lacks, a value of the wrong type), and that its data set, estimator, model search and analyses can be
   built (:func:`svmrepro.build.build`: every ``_target_`` imports, every constructor accepts its values),
   without reading data or fitting;
-- the report spec of each experiment (:func:`svmrepro.report.spec.spec_from_config`), and that the
-  experiments it includes exist;
+- the report spec of each experiment (:func:`svmrepro.report.spec.spec_from_config`): that the
+  experiments it includes exist, and (``svmrepro-reproduce``) that its ``x`` and ``group`` are columns its
+  runs can have (:func:`svmrepro.report.claims.check.produced`);
 - (``svmrepro-reproduce``) the claims of every paper (:mod:`svmrepro.report.claims.check`).
 
 A problem is named where it was written: ``<experiment file>: sweep.quick[1].algorithm`` for a value of
@@ -49,12 +50,14 @@ from svmrepro.build import build
 from svmrepro.compose import JobComposer, experiments, is_group, sweep_jobs
 from svmrepro.errors import ConfigError, SvmReproError, error_line, first_line
 from svmrepro.locations import config_file
-from svmrepro.report.claims.check import check_paper
+from svmrepro.report.claims.check import check_paper, produced
 from svmrepro.report.claims.schema import claims_path
 from svmrepro.report.spec import ReportSpec, experiment_file, spec_from_config
 
 #: the nodes a run builds before it reads data (:func:`svmrepro.runner.run`)
 BUILT = ("dataset", "algorithm", "selection", "analysis")
+#: params a run logs beside its config's: the model search's choices, the data set's constants (svmrepro.runner)
+LOGGED_PARAMS = ("params.selected.", "params.data.")
 #: a problem's first words when they name a config key: ``algorithm.C=-1 is ...``, ``dataset._target_: ...``
 KEY_FIRST = re.compile(r"(?P<key>[A-Za-z_]\w*(?:\.\w+)*)(?P<sep>=|: )")
 
@@ -104,9 +107,10 @@ class SweepSource:
         if key is not None and key in self.given:
             return f"{self.given_as} {self.given[key]}"
         entry, grid = self.entry_key(dict(item.lstrip("+~").split("=", 1) for item in job if "=" in item))
-        if key is None or key in grid:
-            place = entry if key is None else f"{entry}.{key}"
-            return f"{self.file}: {place}" if self.file and self.node else "the command line"
+        if key is None:
+            return (f"{self.file}: {entry}" if self.node else self.file) if self.file else "the command line"
+        if key in grid:
+            return f"{self.file}: {entry}.{key}"
         group = key.split(".")[0]
         if key == group and is_group(group):  # an option the experiment's defaults list picks
             return f"{self.file}: defaults" if self.file else f"the default of {group}"
@@ -214,6 +218,20 @@ def _spec(experiment: str, report, problems: list[str]) -> ReportSpec | None:
         return None
 
 
+def _column_problems(spec: ReportSpec, runs_dirs: Sequence[Path]) -> list[str]:
+    """The report's ``x`` and ``group`` that no run of its sweeps can have as a column (a metric, or a
+    param a run logs beside its config, is known only once a run has logged it)."""
+    found, lines = produced(spec.experiment, runs_dirs), []
+    for key in ("x", "group"):
+        column = getattr(spec, key)
+        if (column.startswith(("metrics.", *LOGGED_PARAMS)) or found.has(column)
+                or (column == "row" and spec.rows_from_metrics)):
+            continue
+        lines.append(f"{experiment_file(spec.experiment)}: report.{key}: {column!r} is not a column of the runs of "
+                     f"{spec.experiment}: expected params.<key> of its config or tags.<name> the runner sets")
+    return lines
+
+
 def check_sweep(config: DictConfig, jobs: Iterable[Sequence[str]], compose: Compose, given: Sequence[str]) -> Checked:
     """``svmrepro-run -m``'s checks: every job of the sweep (``given``: the command line's overrides,
     on top of each entry) and the experiment's report spec, if it has one."""
@@ -235,9 +253,10 @@ def check_sweep(config: DictConfig, jobs: Iterable[Sequence[str]], compose: Comp
 
 
 def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, str], *, jobs: bool,
-                          included: bool) -> list[str]:
+                          included: bool, runs_dirs: Sequence[Path] = ()) -> list[str]:
     """The problems of the experiments ``names`` (and, with ``included``, of those their outputs include):
-    their report specs and, with ``jobs``, every job of their ``mode`` sweeps with ``given`` on top."""
+    their report specs (the columns they read, against their sweeps and their runs tables in
+    ``runs_dirs``) and, with ``jobs``, every job of their ``mode`` sweeps with ``given`` on top."""
     problems: list[str] = []
     known, queue = set(experiments()), list(dict.fromkeys(names))
     written = {key: f"{key}={value}" for key, value in given.items()}
@@ -249,6 +268,8 @@ def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, s
             problems.append(_line(SweepSource(name, mode), [], {}, exc))
             continue
         spec = _spec(name, cfg.get("report"), problems)
+        if spec:
+            problems += _column_problems(spec, runs_dirs)
         for other in spec.include if spec else ():
             if other not in known:
                 problems.append(f"{experiment_file(name)}: report.include: no experiment {other} (expected "

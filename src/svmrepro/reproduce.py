@@ -24,9 +24,9 @@ sweep, or a user's own) are left out with one warning line, unless ``--include-e
 claims of every paper are judged and ``<results>/README.md`` is written (:mod:`svmrepro.report.claims`).
 The reproduction prints "experiment k of N" with one ETA for the whole of it, and ends with a summary.
 
-Before the first sweep (and first with ``--check``) every paper's claims file is checked against what its
-outputs' sweeps can produce (:mod:`svmrepro.report.claims.check`): a mistake is one line naming the file,
-the claim and the key, and exit code 2.
+Before the first sweep (and first with ``--check``) every job of the sweeps to run is composed and built,
+each output's report spec read, and every paper's claims file checked against what its outputs' sweeps can
+produce (:mod:`svmrepro.preflight`): each mistake is one line naming the file and the key, and exit code 2.
 
 ``--check`` runs and writes nothing. Per output it counts the FINISHED runs, lists the
 configurations of the sweep that have none (by the ``config_hash`` tag the runner gives a run),
@@ -500,7 +500,7 @@ def mistakes(chosen: list[str], plan: Plan, args: argparse.Namespace) -> list[st
     count, problems = claims_problems(papers(), runs_dirs(plan))
     if not problems:
         log.info("claims: %d checked against what their outputs' sweeps produce", count)
-    problems += reproduction_problems(chosen, plan.mode, sweep_overrides(args.override),
+    problems += reproduction_problems(chosen, plan.mode, sweep_overrides(args.override), runs_dirs=runs_dirs(plan),
                                       jobs=not (args.from_csv or args.no_run), included=not args.from_csv)
     return list(dict.fromkeys(problems))  # a report spec's problem is the claims check's too
 
