@@ -203,8 +203,9 @@ def main() -> None:
     try:
         if folder := config_dir_option(sys.argv[1:]):
             check_config_files(folder)
-            # as svmrepro-reproduce does: the folder's data files and loader modules are found from it
-            os.environ[CONFIG_DIRS_ENV] = str(folder.resolve())
+            # its files named in the checks' lines (svmrepro.preflight), as under svmrepro-reproduce --config-dir
+            os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(filter(None, (os.environ.get(CONFIG_DIRS_ENV),
+                                                                         str(folder.resolve()))))
     except SvmReproError as exc:
         print(f"svmrepro-run: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -6,6 +6,7 @@ naming the config key, the value and what is allowed before any data is read or 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from svmrepro import settings
 from svmrepro.data.base import DatasetSource
 from svmrepro.data.function import source_class
-from svmrepro.errors import ConfigError, SvmReproError
+from svmrepro.errors import ConfigError, SvmReproError, first_line
 
 @dataclass
 class RunParts:
@@ -28,14 +29,38 @@ class RunParts:
     estimator: Any
 
 
-def _instantiate(node: DictConfig, key: str):
+def _instantiate(node: DictConfig, key: str, **kwargs):
     try:  # plain lists and dicts: scikit-learn's validation rejects OmegaConf containers
-        return instantiate(node, _convert_="all")
+        return instantiate(node, _convert_="all", **kwargs)
     except InstantiationException as exc:
         cause = exc.__cause__
         if isinstance(cause, SvmReproError):
             raise cause from None
+        if isinstance(cause, ImportError):
+            raise ConfigError(_import_line(node, key, cause)) from None
         raise ConfigError(f"{key}: {cause or exc}".replace("\n", " ")) from None
+
+
+def _import_line(node: DictConfig, key: str, error: ImportError) -> str:
+    """``<key>._target_: cannot import <target>: <why>``, naming the ``_target_`` that failed, a nested one's too
+    (Hydra's message: ``Error loading '<target>': ...``, with the import's own error as its cause)."""
+    quoted = re.search(r"'([^']+)'", str(error))
+    target = quoted.group(1) if quoted else "?"
+    where = next((path for path, value in _targets(OmegaConf.to_container(node), key) if value == target),
+                 f"{key}._target_")
+    return f"{where}: cannot import {target}: {first_line(error.__cause__ or error)}"
+
+
+def _targets(tree, key: str):
+    """(``<key>.<path>._target_``, value) of every ``_target_`` in a config tree."""
+    if isinstance(tree, dict):
+        if "_target_" in tree:
+            yield f"{key}._target_", tree["_target_"]
+        for name, value in tree.items():
+            yield from _targets(value, f"{key}.{name}")
+    elif isinstance(tree, list):
+        for index, value in enumerate(tree):
+            yield from _targets(value, f"{key}[{index}]")
 
 
 def check_estimator_params(estimator, key: str) -> None:

@@ -50,6 +50,18 @@ def config_dirs() -> list[Path]:
     return [CONF_DIR, *user_config_dirs()]
 
 
+def config_file(relative: str) -> str | None:
+    """A config file (``experiment/<paper>/<id>.yaml``, ``dataset/<name>.yaml``) as Hydra finds it in
+    :func:`config_dirs`, named as a user opens it: relative to the current folder when it is below it;
+    None when no folder has it."""
+    for root in config_dirs():
+        path = root / relative
+        if path.is_file():
+            path = path.resolve()
+            return str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path)
+    return None
+
+
 def data_file(relative: str | Path) -> Path:
     """A file a report spec or a paper's claims name (``experiments/<paper>/table1.csv``,
     ``experiments/<paper>/claims.yaml``): the current folder's, a user config folder's or the folder

@@ -24,9 +24,9 @@ sweep, or a user's own) are left out with one warning line, unless ``--include-e
 claims of every paper are judged and ``<results>/README.md`` is written (:mod:`svmrepro.report.claims`).
 The reproduction prints "experiment k of N" with one ETA for the whole of it, and ends with a summary.
 
-Before the first sweep (and first with ``--check``) every paper's claims file is checked against what its
-outputs' sweeps can produce (:mod:`svmrepro.report.claims.check`): a mistake is one line naming the file,
-the claim and the key, and exit code 2.
+Before the first sweep (and first with ``--check``) every job of the sweeps to run is composed and built,
+each output's report spec read, and every paper's claims file checked against what its outputs' sweeps can
+produce (:mod:`svmrepro.preflight`): each mistake is one line naming the file and the key, and exit code 2.
 
 ``--check`` runs and writes nothing. Per output it reads the runs the build reads (those outside
 the sweeps left out, with one line saying how many, unless ``--include-extra``), counts them, lists the
@@ -64,17 +64,19 @@ from omegaconf import OmegaConf
 
 from svmrepro import settings
 from svmrepro.code_digest import code_digest, made_by
-from svmrepro.compose import compose_config, experiments, papers, searchpath_override, sweep_jobs, use_config_dirs
+from svmrepro.compose import (
+    JobComposer, compose_config, experiments, papers, searchpath_override, sweep_jobs, use_config_dirs,
+)
 from svmrepro.locations import PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import is_exclusive
 from svmrepro.identity import config_hash
+from svmrepro.preflight import claims_problems, reproduction_problems
 from svmrepro.redact import RedactFilter
 from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
-from svmrepro.report.claims.check import check_claims
 from svmrepro.report.claims.schema import claims_path, load_claims
 from svmrepro.report.claims.scoreboard import RunsTables, write_scoreboard
 from svmrepro.report.claims.verdict import VERDICTS, judge
@@ -138,10 +140,10 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
 
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
     """(overrides, composed config) of every job of the experiment's sweep in ``mode``."""
-    base = [f"experiment={experiment}", f"mode={mode}"]
-    sweep = compose_config(base).sweep or {}
+    composer = JobComposer([f"experiment={experiment}", f"mode={mode}"])
+    sweep = composer.compose([])[0].sweep or {}
     for job in sweep_jobs(sweep.get(mode), extra):
-        yield job, compose_config([*base, *job])
+        yield job, composer.compose(job)[0]
 
 
 def missing_data(experiment: str, mode: str) -> str | None:
@@ -501,6 +503,17 @@ def selected_experiments(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(e for name in names for e in (experiments(name) if name in papers() else [name])))
 
 
+def mistakes(chosen: list[str], plan: Plan, args: argparse.Namespace) -> list[str]:
+    """Before the first sweep (:mod:`svmrepro.preflight`): every claim the scoreboard will judge, the
+    report spec of each output, and every job of the sweeps that will run; one line per problem."""
+    count, problems = claims_problems(papers(), runs_dirs(plan))
+    if not problems:
+        log.info("claims: %d checked against what their outputs' sweeps produce", count)
+    problems += reproduction_problems(chosen, plan.mode, sweep_overrides(args.override), runs_dirs=runs_dirs(plan),
+                                      jobs=not (args.from_csv or args.no_run), included=not args.from_csv)
+    return list(dict.fromkeys(problems))  # a report spec's problem is the claims check's too
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     for handler in logging.getLogger().handlers:  # a URI's password masked in every line
@@ -512,11 +525,12 @@ def main(argv: list[str] | None = None) -> int:
         plan = load_plan(args.mode, args.results_dir)
         chosen = selected_experiments(args)
         check_folders(plan, args)
-        if not args.prune:  # before the first sweep: every claim the scoreboard will judge
-            log.info("claims: %d checked against what their outputs' sweeps produce",
-                     check_claims(papers(), runs_dirs(plan)))
+        problems = [] if args.prune else mistakes(chosen, plan, args)
     except (SvmReproError, HydraException) as exc:
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
+        return 2
+    if problems:
+        print(*(f"svmrepro-reproduce: error: {line}" for line in problems), sep="\n", file=sys.stderr)
         return 2
     if args.check:
         return check(chosen, plan, args)

@@ -18,9 +18,12 @@ the value (``10.0``: the run the sweep makes).
 Unlike Hydra's BasicSweeper, a failed job does not stop the sweep: every batch runs, and the
 sweep ends with a summary line, the failed jobs (overrides and error) on stderr and exit code 1.
 Each failed job's line is recorded by a Hydra callback where the job ran (:mod:`.failures`).
-A job whose configuration cannot be composed (a key that only some algorithms of the sweep have,
-``-m algorithm=svc,cascade_svc algorithm.r=0.5``) is not started and is one of the failed jobs;
-the others run. Such jobs are numbered after the launched ones. For that, ``svmrepro-run -m`` hands
+Before the first job starts, every job is composed and built (:mod:`svmrepro.preflight`): a mistake
+(an option that does not exist, a bad value, a data set whose module does not import, a report spec
+that does not read) ends the sweep in one line each naming the file and the key, exit code 2. A job
+whose configuration lacks a key given on the command line that others have (``-m
+algorithm=svc,cascade_svc algorithm.r=0.5``) is not started and is one of the failed jobs; the others
+run. Such jobs are numbered after the launched ones. For that, ``svmrepro-run -m`` hands
 a command-line key of a config group (``algorithm.r=0.5``) to the jobs as a one-value sweep
 (:func:`per_job`): Hydra applies a plain override to the sweep's primary config too, whose
 algorithm may lack the key, and would stop the whole sweep.
@@ -252,18 +255,23 @@ class ModeSweeper(Sweeper):
                   if not group.startswith("hydra")}
         return expand(grids, params, parser, parser.parse_overrides(arguments), groups)
 
-    def composable(self, jobs: list[list[str]]) -> tuple[list[list[str]], list[tuple[list[str], str]]]:
-        """The jobs whose configuration composes, and the others with why not (one line)."""
-        ok, bad = [], []
-        for overrides in jobs:
-            try:
-                self.hydra_context.config_loader.load_sweep_config(master_config=self.config,
-                                                                   sweep_overrides=list(overrides))
-            except Exception as exc:  # a key this job's configuration lacks, an unknown option, a bad value
-                bad.append((overrides, composition_line(exc)))
-            else:
-                ok.append(overrides)
-        return ok, bad
+    def compose(self, overrides: list[str]) -> tuple[DictConfig, dict]:
+        """A job's config, as its launcher will compose it, and its config-group options."""
+        cfg = self.hydra_context.config_loader.load_sweep_config(master_config=self.config,
+                                                                 sweep_overrides=list(overrides))
+        return cfg, dict(cfg.hydra.runtime.choices)
+
+    def checked(self, arguments: list[str], jobs: list[list[str]]) -> tuple[list[list[str]], list[tuple[list[str], str]]]:
+        """The jobs to launch, and those a command-line key does not fit with why (one line); any other
+        mistake (:mod:`svmrepro.preflight`) ends the sweep before a job starts, one line each, exit code 2."""
+        from svmrepro.preflight import check_sweep  # here: Hydra imports every plugin at each start
+
+        given = [*(f"{key}={value}" for key, value in self.params.items()), *arguments]
+        checked = check_sweep(self.config, jobs, self.compose, given)
+        if checked.problems:
+            print(*(redact(f"svmrepro-run: error: {line}") for line in checked.problems), sep="\n", file=sys.stderr)
+            sys.exit(2)
+        return checked.runnable, checked.unstarted
 
     def sweep(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
         """Run every batch whatever failed, with progress; a summary, and the failures on stderr."""
@@ -275,7 +283,7 @@ class ModeSweeper(Sweeper):
             print(f"svmrepro-run: error: the {mode} sweep of {experiment}: {exc}", file=sys.stderr)
             sys.exit(2)
         total = len(jobs)
-        jobs, unstarted = self.composable(jobs)
+        jobs, unstarted = self.checked(arguments, jobs)
         sweep_dir = Path(self.config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         (sweep_dir / "multirun.yaml").write_text(redact(OmegaConf.to_yaml(self.config)))

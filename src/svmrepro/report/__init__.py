@@ -9,6 +9,7 @@ import pandas as pd
 
 from svmrepro.errors import SvmReproError
 from svmrepro.store import commit_column
+from svmrepro.locations import user_config_dirs
 from svmrepro.report.figures import plot
 from svmrepro.report.facts import facts_lines
 from svmrepro.report.runs import write_runs
@@ -60,6 +61,14 @@ def _deviations(spec: ReportSpec) -> list[str]:
     return ["", "## Where our setup differs from the paper", *(f"- {d}" for d in spec.deviations)]
 
 
+def regenerate_command(spec: ReportSpec, mode: str) -> str:
+    """The command that rebuilds the output, with the user's config folders it was composed from
+    (``--config-dir``, relative to the current folder when below it: the command runs from there)."""
+    here = Path.cwd()
+    dirs = [str(d.relative_to(here) if d.is_relative_to(here) else d) for d in user_config_dirs()]
+    return " ".join(["svmrepro-reproduce", spec.paper_id, *(f"--config-dir {d}" for d in dirs), "--mode", mode])
+
+
 def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str) -> Output:
     """Write ``<id>.md``, ``<id>.csv``, ``<id>.png`` and the ``<id>.runs.csv`` they came from; the page
     ends with each section (:mod:`svmrepro.report.sections`) in order, which writes what it draws (with
@@ -81,8 +90,7 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
     if paper_path:
         lines.append(f"- paper numbers: `{spec.paper}` (`source` column says where each was read)")
     lines += [
-        f"- regenerate: `svmrepro-reproduce {spec.paper_id} --mode {mode}` "
-        f"(or `--from-csv` from `{paths.runs_csv.name}`)",
+        f"- regenerate: `{regenerate_command(spec, mode)}` (or `--from-csv` from `{paths.runs_csv.name}`)",
         "",
         to_markdown(table, spec),
         "",

@@ -54,7 +54,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from svmrepro.errors import ConfigError
-from svmrepro.locations import config_dirs, data_file
+from svmrepro.locations import config_file, data_file
 from svmrepro.report.sections import section_options
 
 
@@ -178,12 +178,7 @@ class ReportSpec:
 def experiment_file(experiment: str) -> str:
     """The YAML file of ``experiment`` as a user opens it (relative to the current folder when it is
     below it), found as Hydra finds it; the experiment's name when no file has it (a spec in code)."""
-    for root in config_dirs():
-        path = root / "experiment" / f"{experiment}.yaml"
-        if path.is_file():
-            path = path.resolve()
-            return str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path)
-    return experiment
+    return config_file(f"experiment/{experiment}.yaml") or experiment
 
 
 def shown(value) -> str:

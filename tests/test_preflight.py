@@ -1,0 +1,173 @@
+"""Every mistake before compute (issue 34, point 2): ``svmrepro-reproduce`` and ``svmrepro-run -m`` compose
+and build every job of the sweeps they run, and check the report spec and the claims, before the first fit;
+each problem is one line naming the file and the key, exit code 2, and nothing is made in the store."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from svmrepro import reproduce as reproducing
+from svmrepro.compose import JobComposer, compose_config, compose_run, sweep_jobs
+from svmrepro.identity import config_hash
+from svmrepro.locations import CONFIG_DIRS_ENV
+from svmrepro.report import regenerate_command
+from svmrepro.report.spec import ReportSpec
+
+EXPERIMENT = """\
+# @package _global_
+defaults:
+  - override /dataset: gaussian_clouds
+  - override /algorithm: svc_linear
+dataset:
+  n_test: 50
+sweep:
+  quick:
+    - {algorithm: svc_linear, seed: "0,1", dataset.n_train: "40,60"}
+    - {algorithm: svc, seed: "0,1", algorithm.C: "1,10"}
+report:
+  title: my own experiment
+  x: params.dataset.n_train
+  metrics: [test_error]
+"""
+CLAIMS = """\
+claims:
+  - id: sv_grow
+    source: Fig. 1
+    claim: more points, more SVs
+    paper_says: linear growth
+    output: mine/fig1
+    test: {kind: slope, metric: n_sv, x: params.dataset.n_train, group: svc_linear}
+    expect: {above: 0.5}
+"""
+MISSING_LOADER = "_target_: my_missing_loaders.Moons\nn_train: 40\n"
+EXPERIMENT_FILE = "conf/experiment/mine/fig1.yaml"
+#: an experiment no claim reads (the claims check reads the report specs of the outputs it judges)
+UNCLAIMED_FILE = "conf/experiment/mine/fig2.yaml"
+MAIN = ["--config-dir", "conf", "--experiment", "mine/fig1", "--experiment", "mine/fig2"]
+CLAIMS_FILE = "conf/experiments/mine/claims.yaml"
+DATASET_FILE = "conf/dataset/mine.yaml"
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A user's config folder ``conf/`` in the current folder: two experiments, claims; fits forbidden."""
+    monkeypatch.setenv(CONFIG_DIRS_ENV, "")  # --config-dir sets it for the process; put back afterwards
+    monkeypatch.chdir(tmp_path)
+    for name, text in ((EXPERIMENT_FILE, EXPERIMENT), (UNCLAIMED_FILE, EXPERIMENT), (CLAIMS_FILE, CLAIMS)):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+
+    def never(*args, **kwargs):
+        raise AssertionError("a sweep started after a mistake")
+    monkeypatch.setattr(reproducing, "run_sweep", never)
+    # the package's papers' claims are checked by tests/test_claims_check.py; here the user's alone
+    monkeypatch.setattr(reproducing, "papers", lambda: ["mine"])
+    return tmp_path
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def _missing_loader(root: Path) -> None:
+    (root / DATASET_FILE).parent.mkdir(parents=True)
+    (root / DATASET_FILE).write_text(MISSING_LOADER)
+    _edit(root / EXPERIMENT_FILE, "override /dataset: gaussian_clouds", "override /dataset: mine")
+
+
+CASES = {
+    "algorithm typo in a sweep entry": (
+        lambda root: _edit(root / EXPERIMENT_FILE, "{algorithm: svc,", "{algorithm: svcc,"),
+        f"{EXPERIMENT_FILE}: sweep.quick[1].algorithm: no config 'svcc' in group algorithm (choices: "),
+    "report key typo": (
+        lambda root: _edit(root / UNCLAIMED_FILE, "  title:", "  titel:"),
+        f"{UNCLAIMED_FILE}: report.titel is not a report key; allowed: title, x, metrics"),
+    "report column typo": (
+        lambda root: _edit(root / UNCLAIMED_FILE, "x: params.dataset.n_train", "x: params.dataset.n_trian"),
+        f"{UNCLAIMED_FILE}: report.x: 'params.dataset.n_trian' is not a column of the runs of mine/fig2: expected "
+        "params.<key> of its config or tags.<name> the runner sets"),
+    "claim key typo": (
+        lambda root: _edit(root / CLAIMS_FILE, "group: svc_linear", "grup: svc_linear"),
+        "{claims}: sv_grow.test.grup: not a key of a slope test; valid: "),
+    "data set module missing": (
+        _missing_loader,
+        f"{DATASET_FILE}: _target_: cannot import my_missing_loaders.Moons: No module named 'my_missing_loaders'"),
+    "negative C in a sweep value": (
+        lambda root: _edit(root / EXPERIMENT_FILE, 'algorithm.C: "1,10"', 'algorithm.C: "1,-10"'),
+        f"{EXPERIMENT_FILE}: sweep.quick[1].algorithm.C: -10 is invalid: The 'C' parameter of SVC must be a float "
+        "in the range (0.0, inf]"),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_mistake_is_one_line_naming_file_and_key_before_any_fit(case, folder, capsys):
+    change, expected = CASES[case]
+    change(folder)
+    store = folder / "mlflow.db"
+    code = reproducing.main([*MAIN, "--tracking-uri", f"sqlite:///{store}"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("svmrepro-reproduce: error: ")]
+    assert code == 2 and "Traceback" not in err and len(lines) == 1, err
+    expected = expected.format(claims=(folder / CLAIMS_FILE).resolve())
+    assert lines[0].removeprefix("svmrepro-reproduce: error: ").startswith(expected), lines
+    assert not store.exists() and not (folder / "multirun").exists()
+
+
+def test_every_mistake_is_reported_not_only_the_first(folder, capsys):
+    for case in ("algorithm typo in a sweep entry", "report key typo", "claim key typo", "data set module missing"):
+        CASES[case][0](folder)
+    assert reproducing.main(MAIN) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("svmrepro-reproduce: error: ")]
+    assert [line.split(": ")[2:4] for line in lines] == [
+        [str((folder / CLAIMS_FILE).resolve()), "sv_grow.test.grup"],
+        [DATASET_FILE, "_target_"],  # the jobs of the first entry
+        [EXPERIMENT_FILE, "sweep.quick[1].algorithm"],
+        [UNCLAIMED_FILE, "report.titel is not a report key; allowed"]], lines
+
+
+def test_svmrepro_run_m_stops_before_its_first_job(folder):
+    """The same checks in the sweeper of ``svmrepro-run -m``: one line per problem, exit 2, no run."""
+    _edit(folder / EXPERIMENT_FILE, "{algorithm: svc_linear,", "{algorithm: svc_lineer,")
+    _edit(folder / EXPERIMENT_FILE, 'algorithm.C: "1,10"', 'algorithm.C: "1,-10"')
+    store = folder / "mlflow.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "svmrepro", "-m", "--config-dir", str(folder / "conf"), "experiment=mine/fig1",
+         f"tracking.uri=sqlite:///{store}", f"hydra.sweep.dir={folder / 'sweep'}"],
+        capture_output=True, text=True, timeout=300, cwd=folder)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("svmrepro-run: error: ")]
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert [line.split(": ", 2)[2] for line in lines] == [
+        f"{EXPERIMENT_FILE}: sweep.quick[0].algorithm: no config 'svc_lineer' in group algorithm (choices: "
+        + lines[0].split("(choices: ")[1],
+        f"{EXPERIMENT_FILE}: sweep.quick[1].algorithm.C: -10 is invalid: The 'C' parameter of SVC must be a float "
+        "in the range (0.0, inf]. Got -10 instead."]
+    from mlflow.tracking import MlflowClient
+    client = MlflowClient(f"sqlite:///{store}")
+    experiments = [e.experiment_id for e in client.search_experiments()]
+    assert not client.search_runs(experiments, "tags.`svmrepro.kind` = 'result'")
+
+
+@pytest.mark.parametrize("experiment", ["cascade/table1", "cross_training/fig1", "svr_decomposition/table1"])
+def test_jobs_composed_once_per_group_options_are_those_hydra_composes(experiment):
+    """:class:`JobComposer` (one Hydra composition per set of config-group options, values applied after)
+    gives every job the config, options and identity that composing the job alone gives."""
+    base = [f"experiment={experiment}", "mode=quick"]
+    composer = JobComposer(base)
+    for job in sweep_jobs(compose_config(base).sweep.quick, {"tracking.log_model": "true"}):
+        (fast, fast_choices), (slow, slow_choices) = composer.compose(job), compose_run([*base, *job])
+        assert OmegaConf.to_yaml(fast) == OmegaConf.to_yaml(slow) and fast_choices == slow_choices
+        assert config_hash(fast) == config_hash(slow)
+
+
+def test_the_regenerate_line_names_the_users_config_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = ReportSpec(experiment="mine/fig1", title="t", x="params.seed", metrics=("test_error",))
+    monkeypatch.setenv(CONFIG_DIRS_ENV, "")
+    assert regenerate_command(spec, "quick") == "svmrepro-reproduce mine --mode quick"
+    monkeypatch.setenv(CONFIG_DIRS_ENV, str(tmp_path / "conf"))
+    assert regenerate_command(spec, "quick") == "svmrepro-reproduce mine --config-dir conf --mode quick"
