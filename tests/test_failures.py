@@ -8,6 +8,7 @@ clock's (``%f``: a later microsecond names another folder).
 """
 
 import json
+import os
 import subprocess
 import sys
 
@@ -16,15 +17,18 @@ from mlflow.tracking import MlflowClient
 
 from svmrepro.store import ERROR_MESSAGE_TAG, SWEEP_KIND, KIND_TAG
 
-#: a bad value of a key no grid sets, so on every grid (issue 34's narrowing): it fails the svc job at
-#: validation, the cascades' at composition (their algorithm has no cache_size)
-TABLE1_BAD_C = ["experiment=cascade/table1", "algorithm.cache_size=-1", "dataset.n_train_per_class=100", "seed=0"]
+#: the quick sweep of cascade/table4 (four grids) with its data file out of reach: every job passes the checks
+#: before compute (svmrepro.preflight) and fails as it loads its data
+TABLE4 = ["experiment=cascade/table4", "seed=0"]
+#: a bad value, on every grid (a key no grid sets): found before any job starts, so no job fails
+TABLE1_BAD_VALUE = ["experiment=cascade/table1", "algorithm.cache_size=-1", "dataset.n_train_per_class=100", "seed=0"]
 
 
-def _sweep(tmp_path, *arguments):
+def _sweep(tmp_path, *arguments, env=None):
     command = [sys.executable, "-m", "svmrepro", "-m", *arguments,
                f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", "hydra.sweep.dir=sweeps/${now:%H-%M-%S-%f}"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, **(env or {})})
     [sweep_dir] = (tmp_path / "sweeps").iterdir()
     return done, sweep_dir
 
@@ -35,25 +39,35 @@ def _summary(stderr):
 
 
 @pytest.mark.parametrize("launcher", ["basic", "parallel"])
-def test_a_bad_value_fails_each_job_with_its_reason_recorded_and_printed(tmp_path, launcher):
-    done, sweep_dir = _sweep(tmp_path, f"hydra/launcher={launcher}", *TABLE1_BAD_C)
+def test_each_failed_job_keeps_its_reason_recorded_and_printed(tmp_path, launcher):
+    empty = tmp_path / "no_data"
+    empty.mkdir()
+    offline = {"SVMREPRO_OFFLINE": "1", "SVMREPRO_DATA": str(empty), "SVMREPRO_SHARED_DATA": str(empty)}
+    done, sweep_dir = _sweep(tmp_path, f"hydra/launcher={launcher}", *TABLE4, env=offline)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "no error recorded" not in done.stderr
     recorded = {event["job"]: event["line"]
                 for event in map(json.loads, (sweep_dir / "failures.jsonl").read_text().splitlines())}
-    assert sorted(recorded) == [0, 1, 2]  # the quick sweep's rows: svc, the cascade, the cascade on 2 cores
-    assert "algorithm.cache_size=-1" in recorded[0] and recorded[0].endswith(
-        ": ConfigError: algorithm.cache_size=-1 is invalid: The 'cache_size' parameter of SVC must be a float in the "
-        "range (0.0, inf). Got -1 instead.")
-    for job in (1, 2):
-        assert recorded[job].endswith(": ConfigCompositionException: Could not override 'algorithm.cache_size'. "
-                                      "Key 'cache_size' is not in struct")
-    assert [line.strip() for line in _summary(done.stderr)] == [recorded[0], recorded[1], recorded[2]]
-    # no run exists for a job that failed before fitting: the sweep's run keeps the reasons
+    assert sorted(recorded) == [0, 1, 2, 3]  # the quick sweep's grids: svc, two cascades, the cascade on 2 cores
+    for job, line in recorded.items():
+        assert line.startswith(f"#{job} algorithm=")
+        assert ": DataError: data file covtype.data.gz is not available" in line
+    assert [line.strip() for line in _summary(done.stderr)] == [recorded[job] for job in range(4)]
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    [sweep] = client.search_runs([client.get_experiment_by_name("cascade/table1").experiment_id],
+    [sweep] = client.search_runs([client.get_experiment_by_name("cascade/table4").experiment_id],
                                  f"tags.`{KIND_TAG}` = '{SWEEP_KIND}'")
-    assert sweep.info.status == "FAILED" and sweep.data.tags["jobs.failed"] == "3"
+    assert sweep.info.status == "FAILED" and sweep.data.tags["jobs.failed"] == "4"
     assert sweep.data.tags[ERROR_MESSAGE_TAG] == recorded[0]
     kept = client.download_artifacts(sweep.info.run_id, "failures.txt", str(tmp_path))
-    assert open(kept).read().splitlines() == [recorded[0], recorded[1], recorded[2]]
+    assert open(kept).read().splitlines() == [recorded[job] for job in range(4)]
+
+
+def test_a_bad_value_stops_the_sweep_before_any_job_in_one_line(tmp_path):
+    done, sweep_dir = _sweep(tmp_path, *TABLE1_BAD_VALUE)
+    assert done.returncode == 2, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("svmrepro-run: error:")]
+    assert errors and all("algorithm.cache_size" in line for line in errors) and "Traceback" not in done.stderr
+    assert not (sweep_dir / "failures.jsonl").exists()
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("cascade/table1")
+    assert not client.search_runs([experiment.experiment_id])  # no job ran, and no empty sweep run is left

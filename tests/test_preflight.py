@@ -96,7 +96,8 @@ CASES = {
         "{claims}: sv_grow.test.grup: not a key of a slope test; valid: "),
     "data set module missing": (
         _missing_loader,
-        f"{DATASET_FILE}: _target_: cannot import my_missing_loaders.Moons: No module named 'my_missing_loaders'"),
+        f"{DATASET_FILE}: _target_: 'my_missing_loaders.Moons' cannot be imported (No module named "
+        "'my_missing_loaders')"),
     "negative C in a sweep value": (
         lambda root: _edit(root / EXPERIMENT_FILE, 'algorithm.C: "1,10"', 'algorithm.C: "1,-10"'),
         f"{EXPERIMENT_FILE}: sweep.quick[1].algorithm.C: -10 is invalid: The 'C' parameter of SVC must be a float "

@@ -126,7 +126,6 @@ def test_sigterm_just_after_the_sweep_ended_exits_143_with_one_line(root):
 
 
 @pytest.mark.parametrize(("module", "program", "args"), [
-    ("svmrepro", "svmrepro-run", ["dataset.n_train=40"]),
     ("svmrepro.reproduce", "svmrepro-reproduce", ["--check"]),
     ("svmrepro.data.cli", "svmrepro-data", ["list"]),
 ])
@@ -140,3 +139,18 @@ def test_ctrl_c_during_the_imports_is_one_line(module, program, args, tmp_path):
     _, stderr = started.communicate(timeout=60)
     assert started.returncode == -signal.SIGINT
     assert stderr.splitlines() == [f"{program}: stopped by SIGINT"]
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.3])
+def test_ctrl_c_at_the_start_of_svmrepro_run_is_one_line(delay, tmp_path):
+    """svmrepro-run imports scikit-learn and MLflow only when a run runs (shell completion answers at
+    once), so its imports are over in a fraction of a second: whether Ctrl-C comes during them or
+    after its handlers are in place, it is one line and the exit of a Ctrl-C."""
+    started = subprocess.Popen([sys.executable, "-m", "svmrepro", "dataset.n_train=40"], cwd=tmp_path, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(delay)
+    started.send_signal(signal.SIGINT)
+    _, stderr = started.communicate(timeout=60)
+    assert started.returncode in (-signal.SIGINT, 130), stderr[-2000:]
+    [line] = stderr.splitlines()
+    assert line.startswith("svmrepro-run: stopped by SIGINT")

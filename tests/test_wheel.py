@@ -71,7 +71,9 @@ def test_a_sweep_and_the_check_run_from_any_folder_and_write_there(venv, tmp_pat
     sweep = call(venv, tmp_path, "svmrepro-run", "-m", f"experiment={EXPERIMENT}", *SMALL)
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     assert (tmp_path / "mlflow.db").is_file() and list((tmp_path / "multirun").rglob("progress.jsonl"))
-    check = call(venv, tmp_path, "svmrepro-reproduce", "--experiment", EXPERIMENT, "--check")
+    # the same narrowing, so the check counts the runs its build would read (the sweep's own)
+    narrowed = [argument for override in SMALL for argument in ("--override", override)]
+    check = call(venv, tmp_path, "svmrepro-reproduce", "--experiment", EXPERIMENT, *narrowed, "--check")
     assert check.returncode == 0, check.stderr[-3000:]
     out = check.stdout + check.stderr
     assert f"== {EXPERIMENT} (quick)" in out and "2 FINISHED runs" in out  # the sweep's runs, from ./mlflow.db

@@ -128,7 +128,8 @@ def damage(path: Path, uri: str) -> str | None:
     if found == ["ok"]:
         _whole.add(path.resolve())
         return None
-    return (f"tracking store {uri}: {path} is damaged (SQLite's quick_check: {found[0]}"
+    first = " ".join(found[0].split())  # a fault's text may span lines ("*** in database main ***\nPage 5: ...")
+    return (f"tracking store {uri}: {path} is damaged (SQLite's quick_check: {first}"
             f"{f'; {len(found) - 1} more faults' if len(found) > 1 else ''}), so nothing is written to it; "
             f"to rebuild it: {_repair(path)}")
 

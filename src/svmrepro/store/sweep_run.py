@@ -130,8 +130,9 @@ class PrepareStore(Callback):
     sweep runs (:func:`sweep_params`); each job adds its count of jobs ended (:func:`log_progress`);
     at its end it holds the counts of jobs and runs, an optimizing sweeper's best trial
     (:func:`best_trial`) and :data:`SUMMARY_FILE`. A sweep whose jobs were all skipped made no run
-    (their runs are under the sweeps that made them): its parent run is deleted at its end, so an
-    invocation that ran nothing adds none. It ends FINISHED when the sweep does, FAILED or KILLED
+    (their runs are under the sweeps that made them), nor did one the checks before compute stopped
+    (:mod:`svmrepro.preflight`): its parent run is deleted at its end, so an invocation that ran nothing
+    adds none. It ends FINISHED when the sweep does, FAILED or KILLED
     when one of its runs did; a sweep that ends without Hydra's ``on_multirun_end`` (a failed job,
     Ctrl-C) closes it at exit, KILLED if a run was killed, else FAILED; one whose process was killed
     outright is marked KILLED by the next sweep of the experiment on this host.
@@ -175,10 +176,10 @@ class PrepareStore(Callback):
                 log.info("run %s KILLED: its process ended while it was RUNNING", orphan)
             counts = store.child_statuses(experiment_id, run_id)
             failed_jobs = failed_job_lines(sweep_dir)
-            if not counts and not failed_jobs and not at_exit:
+            if not counts and not failed_jobs:  # every job skipped, or the checks before compute stopped it
                 store.terminate(run_id, "FINISHED")
                 store.delete_run(run_id)
-                log.info("sweep run %s deleted: every job was skipped, so the sweep made no run", run_id)
+                log.info("sweep run %s deleted: the sweep made no run", run_id)
                 return
             if counts.get("KILLED") or counts.get("RUNNING"):
                 status = "KILLED"
