@@ -52,7 +52,7 @@ from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
 from omegaconf import DictConfig
 
 from svmrepro import settings, signals
-from svmrepro.compose import check_config_files
+from svmrepro.compose import check_config_files, config_groups
 from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, check_writable, config_dir_option
 from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
@@ -186,11 +186,6 @@ def job_files(hydra_cfg) -> list[Path]:
     return [*([folder / hydra_cfg.output_subdir] if hydra_cfg.output_subdir else []), folder / f"{hydra_cfg.job.name}.log"]
 
 
-def group_names() -> set[str]:
-    """The config groups a run's config is made of (``conf/<group>/``), Hydra's and experiments left out."""
-    return {path.name for path in CONF_DIR.iterdir() if path.is_dir()} - {"hydra", "experiment"}
-
-
 def other_sweeper(arguments: list[str]) -> bool:
     """Whether the command line picks a sweeper other than svmrepro's (:func:`per_job` is for it alone)."""
     return any(arg.startswith("hydra/sweeper=") and arg != "hydra/sweeper=svmrepro" for arg in arguments)
@@ -215,7 +210,7 @@ def main() -> None:
         sys.argv = [arg for arg in sys.argv if arg != QUIET_FLAG]
         os.environ[QUIET_ENV] = "1"
     if any(flag in sys.argv[1:] for flag in MULTIRUN_FLAGS) and not other_sweeper(sys.argv[1:]):
-        sys.argv = sys.argv[:1] + per_job(sys.argv[1:], group_names())
+        sys.argv = sys.argv[:1] + per_job(sys.argv[1:], config_groups() - {"experiment"})
     try:
         job()
     except signals.Interrupted as stop:
