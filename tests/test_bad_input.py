@@ -16,6 +16,7 @@ from numbers import Integral
 from pathlib import Path
 
 import pytest
+from algorithm_configs import ALGORITHMS, needs_extra
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlflow.tracking import MlflowClient
@@ -34,7 +35,6 @@ from svmrepro.store import Store, TrackingError, probe
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
-ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml"))
 BANANA = CHECKOUT.parent / "shared" / "data" / "raetsch" / "banana.mat"
 
 
@@ -90,6 +90,22 @@ def test_a_bad_size_or_seed_is_one_line_naming_key_value_and_what_is_allowed(ove
     done = _cli(*override.split(), f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path}")
     assert done.returncode == 2
     assert len(done.lines) == 1 and re.fullmatch(f"svmrepro-run: error: {line}", done.lines[0]), done.stderr
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_without_scikit_learn_intelex_svc_onedal_is_one_line_and_exit_code_2(tmp_path):
+    """A sitecustomize hides sklearnex from the run's interpreter, as a platform it does not install on."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['sklearnex'] = None\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(hide), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [sys.executable, "-m", "svmrepro", "algorithm=svc_onedal", "dataset=gaussian_clouds",
+         f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path}"],
+        capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ('svmrepro-run: error: algorithm._target_: sklearnex.svm.SVC needs '
+                                   'scikit-learn-intelex (Linux x86-64): pip install "svmrepro[onedal]"')
     assert not (tmp_path / "mlflow.db").exists()
 
 
@@ -251,7 +267,7 @@ def invalid_values(constraints: list) -> st.SearchStrategy:
     return st.one_of(options).filter(lambda value: not any(check.is_satisfied_by(value) for check in checks))
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", [pytest.param(a, marks=needs_extra(a)) for a in ALGORITHMS])
 def test_an_out_of_range_algorithm_value_is_one_line_naming_it(algorithm):
     cfg = compose_config([f"algorithm={algorithm}"])
     params = constrained_params(build(cfg).estimator)

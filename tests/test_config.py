@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from algorithm_configs import ALGORITHMS, needs_extra
 from hydra.errors import ConfigCompositionException
 from hydra.utils import instantiate
 
@@ -14,7 +15,6 @@ from svmrepro.errors import ConfigError
 from svmrepro.locations import CONFIG_DIRS_ENV, data_file
 
 DATASETS = sorted(p.stem for p in (CONF_DIR / "dataset").glob("*.yaml"))
-ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml"))
 EXPERIMENTS = experiments()
 
 
@@ -34,7 +34,7 @@ def test_every_dataset_config_instantiates_without_loading(dataset):
     assert len(source.fingerprint()) == 64
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", [pytest.param(a, marks=needs_extra(a)) for a in ALGORITHMS])
 def test_every_algorithm_config_builds(algorithm):
     parts = build(compose_config([f"algorithm={algorithm}"]))
     assert hasattr(parts.estimator, "fit")
@@ -101,6 +101,25 @@ def test_command_line_bad_value_is_one_line_and_exit_code_2(store_uri):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith("svmrepro-run: error: algorithm.C=-1")
     assert "Traceback" not in done.stderr
+
+
+def onedal_line(key: str, estimator: str) -> str:
+    return f'{key}._target_: sklearnex.svm.{estimator} needs scikit-learn-intelex (Linux x86-64): pip install "svmrepro[onedal]"'
+
+
+def test_without_scikit_learn_intelex_its_configs_say_so_in_one_line_and_every_other_builds(monkeypatch):
+    """As on a platform it does not install on: its import fails (hidden here), nothing else needs it."""
+    for module in [name for name in sys.modules if name.partition(".")[0] == "sklearnex"] + ["sklearnex"]:
+        monkeypatch.setitem(sys.modules, module, None)
+    for algorithm, estimator in (("svc_onedal", "SVC"), ("svr_onedal", "SVR")):
+        with pytest.raises(ConfigError) as err:
+            build(compose_config([f"algorithm={algorithm}"]))
+        assert str(err.value) == onedal_line("algorithm", estimator)
+    with pytest.raises(ConfigError) as err:
+        build(compose_config(["algorithm=cascade_svc", "algorithm.estimator._target_=sklearnex.svm.SVC"]))
+    assert str(err.value) == onedal_line("algorithm.estimator", "SVC")
+    for algorithm in (a for a in ALGORITHMS if not a.endswith("_onedal")):
+        assert hasattr(build(compose_config([f"algorithm={algorithm}"])).estimator, "fit"), algorithm
 
 
 def test_estimators_nested_in_a_meta_estimator_are_validated_too():

@@ -12,23 +12,23 @@ import logging
 import mlflow.sklearn
 import numpy as np
 import pytest
+from algorithm_configs import ALGORITHMS, needs_extra
 from mlflow.tracking import MlflowClient
 
 from svmrepro.build import build
 from svmrepro.compose import compose_config
-from svmrepro.locations import CONF_DIR
 from svmrepro.runner import FINISHED, run
 from svmrepro.store import Store
 
 #: every shipped algorithm but the self-benchmarks, which predict nothing
-ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml") if not p.stem.startswith("bench_"))
+ALGORITHMS = [a for a in ALGORITHMS if not a.startswith("bench_")]
 REGRESSION = ["dataset=friedman1", "dataset.n_train=100", "dataset.n_test=50"]
 #: a hard margin and potential SVs are defined on separable data only
 SEPARABLE = ["dataset=separable", "dataset.n_train=60", "dataset.n_test=50"]
 CLASSIFICATION = ["dataset=gaussian_clouds", "dataset.n_train=120", "dataset.n_test=50"]
-DATA = {"svr": REGRESSION, "decomposition_svr": REGRESSION, "full_qp_svr": REGRESSION,
+DATA = {"svr": REGRESSION, "svr_onedal": REGRESSION, "decomposition_svr": REGRESSION, "full_qp_svr": REGRESSION,
         "psv_svc": SEPARABLE, "svc_hard_linear": SEPARABLE}
-CASES = [[f"algorithm={a}", *DATA.get(a, CLASSIFICATION)] for a in ALGORITHMS] + [
+CASES = [pytest.param([f"algorithm={a}", *DATA.get(a, CLASSIFICATION)], marks=needs_extra(a)) for a in ALGORITHMS] + [
     ["algorithm=svc", *CLASSIFICATION, "selection=grid_cv", "selection.param_grid.C=[0.1,1.0]",
      "selection.cv.n_splits=2"]]
 

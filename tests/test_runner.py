@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import mlflow
@@ -156,6 +157,19 @@ def test_a_run_logs_its_settings_without_hydras_keys_and_each_fact_in_one_tag(ti
     assert tags["choice.selection"] == "grid_cv" and tags["mode"] == "quick"
     assert tags["mlflow.note.content"] == (
         "svc_linear on gaussian_clouds: 120 training, 200 test examples of 10 features, seed 0.")
+
+
+@pytest.mark.parametrize(("algorithm", "solver", "distribution"),
+                         [("svc", "libsvm", "scikit-learn"), ("svc_onedal", "onedal", "scikit-learn-intelex"),
+                          ("cascade_svc", "libsvm", "scikit-learn")])
+def test_a_run_is_tagged_with_the_solver_its_estimator_fits_with_and_its_version(tiny_cfg, store_uri, algorithm,
+                                                                                   solver, distribution):
+    if solver == "onedal":
+        pytest.importorskip("sklearnex", reason="scikit-learn-intelex installs on Linux x86-64 only")
+    result = run(tiny_cfg(f"algorithm={algorithm}"), {**CHOICES, "algorithm": algorithm})
+    tags = _run_of(store_uri, result.run_id).data.tags
+    assert (tags["solver"], tags["solver.version"]) == (solver, version(distribution))
+    assert result.metrics["n_sv"] > 0 and 0 <= result.metrics["test_error"] <= 1
 
 
 def test_a_run_keeps_its_hydra_job_folder_and_log_as_artifacts(tiny_cfg, store_uri, tmp_path):

@@ -41,14 +41,24 @@ def _instantiate(node: DictConfig, key: str, **kwargs):
         raise ConfigError(f"{key}: {cause or exc}".replace("\n", " ")) from None
 
 
+#: the top-level modules an optional extra of svmrepro provides: (its distribution, where it installs, the extra)
+OPTIONAL_MODULES = {"sklearnex": ("scikit-learn-intelex", "Linux x86-64", "onedal")}
+
+
 def _import_line(node: DictConfig, key: str, error: ImportError) -> str:
     """``<key>._target_: cannot import <target>: <why>``, naming the ``_target_`` that failed, a nested one's too
-    (Hydra's message: ``Error loading '<target>': ...``, with the import's own error as its cause)."""
+    (Hydra's message: ``Error loading '<target>': ...``, with the import's own error as its cause); a module of
+    an optional extra that is not installed (or hidden on this platform) says how to install it instead."""
     quoted = re.search(r"'([^']+)'", str(error))
     target = quoted.group(1) if quoted else "?"
     where = next((path for path, value in _targets(OmegaConf.to_container(node), key) if value == target),
                  f"{key}._target_")
-    return f"{where}: cannot import {target}: {first_line(error.__cause__ or error)}"
+    cause = error.__cause__
+    optional = OPTIONAL_MODULES.get((getattr(cause, "name", None) or "").partition(".")[0])
+    if isinstance(cause, ModuleNotFoundError) and optional:
+        distribution, platforms, extra = optional
+        return f'{where}: {target} needs {distribution} ({platforms}): pip install "svmrepro[{extra}]"'
+    return f"{where}: cannot import {target}: {first_line(cause or error)}"
 
 
 def _targets(tree, key: str):

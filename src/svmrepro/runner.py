@@ -30,6 +30,7 @@ from svmrepro.measures import measure
 from svmrepro.metrics import final_estimator
 from svmrepro.placement import BACKEND_TAG, placement_tags
 from svmrepro.redact import redact
+from svmrepro.solver import solver_tags
 from svmrepro.store import (
     KIND_TAG, NOTE_TAG, RESULT_KIND, RUN_KEY_TAG, Store, choice_tags, experiment_description, experiment_name,
     mlflow_names, process_tags, run_params, source_tags,
@@ -193,6 +194,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 "experiment": exp_name,
                 "dataset": dataset,
                 "algorithm": algorithm,
+                **solver_tags(parts.estimator),  # LIBSVM or oneDAL, and its version: what a timing is read against
                 "seed": str(cfg.seed),
                 BACKEND_TAG: cfg.parallel.backend.value,  # timings depend on it, results do not
                 "mode": plain["mode"],

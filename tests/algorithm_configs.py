@@ -1,0 +1,26 @@
+"""The shipped algorithm configs as test parameters: one whose estimator an optional extra provides
+(``sklearnex``: scikit-learn-intelex, Linux x86-64 only) is skipped where that package is not installed."""
+
+from importlib.util import find_spec
+
+import pytest
+import yaml
+
+from svmrepro.build import OPTIONAL_MODULES
+from svmrepro.locations import CONF_DIR
+
+#: every shipped algorithm config, by name
+ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml"))
+
+
+def missing_module(algorithm: str) -> str | None:
+    """The optional package whose estimator the config's ``_target_`` names, if it is not installed."""
+    target = yaml.safe_load((CONF_DIR / "algorithm" / f"{algorithm}.yaml").read_text()).get("_target_", "")
+    package = target.partition(".")[0]
+    return package if package in OPTIONAL_MODULES and find_spec(package) is None else None
+
+
+def needs_extra(algorithm: str) -> list:
+    """The marks of a test of ``algorithm``: a skip when the package of its estimator is not installed."""
+    missing = missing_module(algorithm)
+    return [pytest.mark.skip(reason=f"{missing} (an optional extra) is not installed")] if missing else []
