@@ -14,10 +14,16 @@ ALGORITHMS = sorted(p.stem for p in (CONF_DIR / "algorithm").glob("*.yaml"))
 
 
 def missing_module(algorithm: str) -> str | None:
-    """The optional package whose estimator the config's ``_target_`` names, if it is not installed."""
-    target = yaml.safe_load((CONF_DIR / "algorithm" / f"{algorithm}.yaml").read_text()).get("_target_", "")
-    package = target.partition(".")[0]
-    return package if package in OPTIONAL_MODULES and find_spec(package) is None else None
+    """The optional package whose estimator the config's ``_target_`` names, or that of an algorithm
+    config it builds on (a defaults entry: ``svc_onedal@estimator``, ``/algorithm/svc@estimator``), if it is
+    not installed."""
+    node = yaml.safe_load((CONF_DIR / "algorithm" / f"{algorithm}.yaml").read_text())
+    package = node.get("_target_", "").partition(".")[0]
+    if package in OPTIONAL_MODULES and find_spec(package) is None:
+        return package
+    named = (entry.partition("@")[0].removeprefix("/algorithm/") for entry in node.get("defaults", [])
+             if isinstance(entry, str))
+    return next(filter(None, (missing_module(name) for name in named if name != "_self_")), None)
 
 
 def needs_extra(algorithm: str) -> list:

@@ -8,6 +8,8 @@ import time
 
 import mlflow
 import pytest
+from algorithm_configs import missing_module
+from omegaconf import OmegaConf
 from sklearn.base import is_classifier
 from sklearn.svm import SVC
 
@@ -16,8 +18,11 @@ from svmrepro.algorithms.wen_lu_cascade import WenLuCascadeSVC
 from svmrepro.algorithms.cross_training import CrossTrainingSVC
 from svmrepro.algorithms.parallel import backend_context
 from svmrepro.bench_expansion import KernelExpansionBenchmark
+from svmrepro.compose import compose_config, compose_run, sweep_jobs
 from svmrepro.data.checkerboard import Checkerboard
 from svmrepro.measures import measure_for
+from svmrepro.environment import cpu_count
+from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.runner import FINISHED, run
 
 DATA = Checkerboard(n_train_per_class=150, n_test_per_class=50).load(1)
@@ -38,14 +43,43 @@ def test_parallel_speedup_reports_both_times_and_the_same_model(estimator):
     assert len(diag["fit_s_njobs2_rounds"]) == len(diag["cpu_s_njobs2_rounds"]) == 2
     assert diag["cpu_s_njobs1"] > 0 and diag["cpu_s_njobs2"] > 0
     assert list(model.fit_times_) == [1, 2]
+    # the names every machine shares, beside the per-count ones bench_parallel_cascade's claims read
+    assert (diag["fit_s_serial"], diag["fit_s_parallel"]) == (diag["fit_s_njobs1"], diag["fit_s_njobs2"])
+    assert (diag["cpu_s_serial"], diag["cpu_s_parallel"]) == (diag["cpu_s_njobs1"], diag["cpu_s_njobs2"])
+    assert diag["n_workers"] == 2
     assert model.support_counts_["n_sv"] > 0
     assert estimator.get_params()["n_jobs"] in (None, 1)  # the estimator given is left as it was
 
 
-@pytest.mark.parametrize("n_jobs", [[1], [0, 2], [1.5, 2]])
+@pytest.mark.parametrize("n_jobs", [[1], [0, 2], [1.5, 2], [2, 1], [1, -1, -1], [1, -2]])
 def test_parallel_speedup_needs_two_worker_counts(n_jobs):
     with pytest.raises(ValueError, match="n_jobs"):
         bench.ParallelSpeedup(WenLuCascadeSVC(), n_jobs=n_jobs).fit(DATA.X_train, DATA.y_train)
+
+
+def test_parallel_speedup_on_every_core_names_its_times_alike_on_every_machine(monkeypatch):
+    monkeypatch.setattr(bench, "cpu_count", lambda: 3)  # a 3-core machine: -1 is 3 workers
+    estimator = CrossTrainingSVC(estimator=SVC(**SVM))
+    with backend_context("threading"):
+        model = bench.ParallelSpeedup(estimator, n_jobs=[1, -1], repeats=1, random_state=0)
+        model.fit(DATA.X_train, DATA.y_train)
+    diag = model.diagnostics_
+    assert diag["n_workers"] == 3 and model.estimator_.n_jobs == 3
+    assert diag["fit_s_serial"] == diag["fit_s_njobs1"] > 0 and diag["cpu_s_serial"] == diag["cpu_s_njobs1"] > 0
+    assert diag["fit_s_parallel"] > 0 and diag["cpu_s_parallel"] > 0 and diag["same_model"] == 1.0
+    assert diag["speedup"] == pytest.approx(diag["fit_s_serial"] / diag["fit_s_parallel"])
+    assert not [key for key in diag if "njobs3" in key or "njobs-1" in key]  # no name that depends on the cores
+    assert list(model.fit_times_) == [1, -1] and estimator.n_jobs is None  # the estimator given is left as it was
+
+
+def test_parallel_speedup_of_a_fit_without_workers_is_its_serial_fit_under_both_names():
+    model = bench.ParallelSpeedup(SVC(**SVM), n_jobs=[1], repeats=2).fit(DATA.X_train, DATA.y_train)
+    diag = model.diagnostics_
+    assert diag["fit_s_parallel"] == diag["fit_s_serial"] > 0 and diag["cpu_s_parallel"] == diag["cpu_s_serial"]
+    assert (diag["n_workers"], diag["speedup"], diag["same_model"]) == (1, 1.0, 1.0)
+    assert model.support_counts_["n_sv"] == model.estimator_.support_.size
+    with pytest.raises(ValueError, match="SVC has no n_jobs parameter to vary: n_jobs must be \\[1\\]"):
+        bench.ParallelSpeedup(SVC(), n_jobs=[1, -1]).fit(DATA.X_train, DATA.y_train)
 
 
 def test_regeneration_benchmark_times_a_rebuild_and_leaves_no_files(tmp_path, monkeypatch):
@@ -109,3 +143,33 @@ def test_a_benchmark_run_logs_its_timings_and_no_error_rate(tiny_cfg, monkeypatc
     assert result.status == FINISHED
     assert {"regenerate_s", "read_runs_s", "build_output_s", "n_runs", "fit_time_s", "n_train"} <= set(result.metrics)
     assert not [name for name in result.metrics if "error" in name or "predict" in name or name.startswith("data.")]
+
+
+#: bench/parallel_hardware's groups and metrics, which the claims about parallel speed read
+HARDWARE = "bench/parallel_hardware"
+HARDWARE_GROUPS = {"bench_hardware_svc", "bench_hardware_svc_onedal", "bench_hardware_cascade",
+                   "bench_hardware_cross_training", "bench_hardware_mixture"}
+HARDWARE_METRICS = ["fit_s_serial", "cpu_s_serial", "fit_s_parallel", "cpu_s_parallel", "n_workers", "test_error",
+                    "n_sv"]
+
+
+@pytest.mark.skipif(missing_module("bench_hardware_svc_onedal") is not None,
+                    reason="scikit-learn-intelex (an optional extra) is not installed")
+def test_the_hardware_benchmark_fits_every_method_serially_and_on_every_core(store_uri):
+    base = [f"experiment={HARDWARE}", "mode=full", f"tracking.uri={store_uri}"]
+    cfg = compose_config(base)
+    full = [dict(item.split("=", 1) for item in job) for job in sweep_jobs(cfg.sweep.full)]
+    assert {job["algorithm"] for job in full} == HARDWARE_GROUPS and len(full) == 5 * 2 * 3
+    assert {job["dataset.n_train"] for job in full} == {"20000", "40000"}
+    assert {job["seed"] for job in full} == {"0", "1", "2"}
+    jobs = sweep_jobs(cfg.sweep.full, OmegaConf.to_container(cfg.smoke))  # the full sweep at the smoke's size
+    for job in jobs:
+        assert run(*compose_run([*base, *job])).status == FINISHED
+    runs = runs_from_mlflow(HARDWARE, "full", store_uri).set_index("tags.algorithm")
+    assert set(runs.index) == HARDWARE_GROUPS
+    logged = runs[[f"metrics.{name}" for name in HARDWARE_METRICS]]
+    assert logged.notna().all().all() and (logged.drop(columns="metrics.test_error") > 0).all().all()
+    workers = runs["metrics.n_workers"]
+    assert workers["bench_hardware_svc"] == 1 and (workers.drop("bench_hardware_svc") == cpu_count()).all()
+    svc = runs.loc["bench_hardware_svc"]
+    assert svc["metrics.fit_s_parallel"] == svc["metrics.fit_s_serial"]  # its one fit, under both names

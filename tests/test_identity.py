@@ -167,6 +167,18 @@ def test_what_a_run_computes_still_counts_beside_its_worker_counts():
     assert config_hash(_with(NESTED, algorithm__n_jobs=[1, 2])) != config_hash(_with(NESTED, algorithm__n_jobs=[1, 4]))
 
 
+def test_a_benchmark_on_every_core_is_a_configuration_of_each_machine(monkeypatch):
+    """bench/parallel_hardware run on 2 and on 64 cores: two configurations, so one store and one runs
+    table keep both machines' runs, and the second machine's sweep is not skipped as already FINISHED."""
+    every_core, two = _with(NESTED, algorithm__n_jobs=[1, -1]), _with(NESTED, algorithm__n_jobs=[1, 2])
+    hashes = {}
+    for name in ("2 x AMD EPYC", "64 x AMD EPYC", "64 x Intel Xeon"):
+        monkeypatch.setattr(identity, "machine", lambda name=name: name)
+        hashes[name] = (config_hash(every_core), config_hash(two))
+    assert len({every for every, _ in hashes.values()}) == 3
+    assert len({fixed for _, fixed in hashes.values()}) == 1  # an explicit count is the same everywhere
+
+
 def test_a_run_with_more_workers_after_a_finished_one_is_skipped(tiny_cfg):
     from svmrepro.runner import FINISHED, SKIPPED, run
 

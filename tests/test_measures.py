@@ -15,6 +15,7 @@ from svmrepro.data.gaussian_clouds import GaussianClouds
 from svmrepro.errors import ConfigError
 from svmrepro.identity import config_hash
 from svmrepro.measures import measure, measure_for
+from svmrepro.metrics import error_rate
 
 CLOUDS = GaussianClouds(n_train=60, n_test=40).load(0)  # has a data-set constant: bayes_risk
 FRIEDMAN = Friedman1(n_train=60, n_test=40).load(0)
@@ -50,7 +51,7 @@ def test_the_default_follows_the_data_set_s_task(estimator, data, expected):
     assert measure_for(None, estimator, data) is expected
 
 
-@pytest.mark.parametrize("option", ["classification", "regression", "benchmark"])
+@pytest.mark.parametrize("option", ["classification", "regression", "benchmark", "scored_benchmark"])
 def test_every_measure_option_composes_to_its_function(option):
     chosen = measure_for(compose_config([f"+measure={option}"]).measure, SVC(), CLOUDS)
     assert isinstance(chosen, partial) and chosen.func is getattr(measures, option)
@@ -71,3 +72,14 @@ def test_choosing_a_measure_is_another_run_but_not_choosing_keeps_the_identity()
     plain, chosen = compose_config([]), compose_config(["+measure=classification"])
     assert plain.measure is None
     assert config_hash(plain) != config_hash(chosen)
+
+
+def test_a_scored_benchmark_scores_the_model_it_timed_and_refuses_anything_else():
+    from svmrepro.bench import ParallelSpeedup
+
+    timed = ParallelSpeedup(SVC(kernel="linear"), n_jobs=[1], repeats=1)
+    metrics = measures.scored_benchmark(timed, CLOUDS)
+    assert metrics["test_error"] == error_rate(CLOUDS.y_test, timed.estimator_.predict(CLOUDS.X_test))
+    assert {"fit_s_serial", "fit_s_parallel"}.isdisjoint(metrics) and metrics["n_sv"] > 0  # those are diagnostics
+    with pytest.raises(ConfigError, match="scored_benchmark scores the model a benchmark fits .*SVC is no such"):
+        measures.scored_benchmark(SVC(), CLOUDS)

@@ -2,6 +2,7 @@
 computation and its Markdown; adding one is adding a module. The claims section judges the runs as
 the runs CSV holds them without reading it back, so the page and the scoreboard agree."""
 
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -24,17 +25,17 @@ NODE = {"title": "t", "x": "params.dataset.n_train", "metrics": ["fit_cpu_s"]}
 
 def test_every_section_declares_its_place_its_key_and_its_lines():
     found = page_sections()
-    assert [m.__name__.rsplit(".", 1)[-1] for m in found] == ["scatter", "surface", "paired", "ratios", "slopes",
-                                                              "claims"]
+    assert [m.__name__.rsplit(".", 1)[-1] for m in found] == ["scatter", "surface", "paired", "ratios", "machines",
+                                                              "slopes", "claims"]
     assert len({m.ORDER for m in found}) == len(found) and all(callable(m.lines) for m in found)
-    assert list(section_options()) == ["scatter", "surface", "paired", "ratios", "slopes"]
+    assert list(section_options()) == ["scatter", "surface", "paired", "ratios", "machines", "slopes"]
     assert all(callable(module.configure) for module, _ in section_options().values())
 
 
 def test_a_sections_key_is_read_into_the_spec_and_unset_keys_read_as_unset():
     spec = spec_from_config("p/t", {**NODE, "slopes": [{"y": "fit_cpu_s", "x": "params.dataset.n_train"}]})
     assert spec.slopes == (("fit_cpu_s", "params.dataset.n_train"),)
-    assert (spec.ratios, spec.paired, spec.scatter, spec.surface) == (None, None, None, False)
+    assert (spec.ratios, spec.paired, spec.scatter, spec.surface, spec.machines) == (None, None, None, False, None)
     with pytest.raises(AttributeError):
         spec.no_such_section
 
@@ -153,3 +154,67 @@ def test_the_written_runs_parse_to_the_table_read_runs_reads_back(tmp_path):
     in_memory = runs_table(path, write_runs(runs, path))
     pd.testing.assert_frame_equal(in_memory, read_runs(path))
     assert in_memory["tags.seed"].tolist() == ["0", "1", "0", "1"] and in_memory["metrics.fit_cpu_s"].dtype == float
+
+
+# ---------------------------------------------------------------------------------------------
+# report.machines: a block per machine (bench/parallel_hardware run on 2 and on 64 cores)
+
+MACHINES = {**NODE, "metrics": ["test_error"],
+            "machines": {"metrics": ["fit_s_parallel", "n_workers"], "figure": "fit_s_parallel",
+                         "relative": {"metric": "fit_s_parallel", "to": ["onedal", "svc"]}}}
+#: fit_s_parallel per machine and group: the cascade pays against one SVC on 64 cores only
+WALL = {("64", "Big Iron"): {"svc": 10.0, "onedal": 1.0, "cascade": 4.0},
+        ("2", "AMD EPYC"): {"svc": 10.0, "onedal": 5.0, "cascade": 30.0}}
+
+
+def _machine_runs():
+    rows = []
+    for (cores, model), walls in WALL.items():
+        for group, wall in walls.items():
+            for n, seed in ((1000, 0), (1000, 1), (2000, 0)):
+                rows.append({"run_id": f"{len(rows):032x}", "status": "FINISHED", "tags.algorithm": group,
+                             "tags.cpu_count": cores, "tags.cpu_model": model, "tags.seed": seed,
+                             "params.dataset.n_train": n, "metrics.test_error": 0.2,
+                             "metrics.fit_s_parallel": wall * n / 1000 * (1 + seed / 10),
+                             "metrics.n_workers": 1 if group == "svc" else int(cores)})
+    return pd.DataFrame(rows)
+
+
+def _block(page: str, title: str) -> dict[tuple[str, str], list[str]]:
+    """The rows of the table under ``### <title>``, by (group, x)."""
+    block = page.split(f"### {title}\n", 1)[1].strip().split("\n\n")[0]
+    return {(cells[0], cells[1]): cells[3:] for cells in map(_cells, block.splitlines()[2:])}
+
+
+def test_the_machines_section_gives_each_machine_its_own_block(tmp_path):
+    spec = spec_from_config("p/t", MACHINES)
+    paths = build_output(spec, _machine_runs(), tmp_path, "full")
+    page = paths.table_md.read_text()
+    assert page.index("### 2 cores: AMD EPYC") < page.index("### 64 cores: Big Iron")  # fewest cores first
+    small, large = _block(page, "2 cores: AMD EPYC"), _block(page, "64 cores: Big Iron")
+    assert len(small) == len(large) == 6
+    # fit_s_parallel (mean ± std over seeds), n_workers, / onedal, / svc: each machine's own numbers
+    assert small[("cascade", "1000")] == ["31.5 ± 2.1", "2 ± 0", "6", "3"]
+    assert large[("cascade", "1000")] == ["4.2 ± 0.28", "64 ± 0", "4", "0.4"]
+    assert large[("svc", "2000")] == ["20", "1", "10", "1"]
+    assert paths.figure.with_name("t.machines.png").is_file()
+
+
+def test_a_machine_without_a_reference_group_says_so_and_keeps_its_block(tmp_path):
+    runs = _machine_runs()
+    runs = runs[~((runs["tags.cpu_count"] == "64") & (runs["tags.algorithm"] == "onedal"))]
+    page = build_output(spec_from_config("p/t", MACHINES), runs, tmp_path, "full").table_md.read_text()
+    assert _block(page, "64 cores: Big Iron")[("cascade", "2000")] == ["8", "64", "—", "0.4"]
+    assert "no runs of onedal: ratio not computed" in page.split("### 64 cores")[1]
+
+
+@pytest.mark.parametrize(("machines", "message"), [
+    ({"metrics": ["n_workers"], "figure": "fit_s_parallel"},
+     "report.machines.figure is 'fit_s_parallel', which is not in report.machines.metrics"),
+    ({"metrics": ["n_workers"], "relative": {"metric": "n_workers", "to": []}},
+     "report.machines.relative.to must list"),
+    ({"metrics": []}, "report.machines.metrics must list"),
+])
+def test_a_wrong_machines_node_is_one_line(machines, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        spec_from_config("p/t", {**NODE, "machines": machines})

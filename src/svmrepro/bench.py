@@ -8,8 +8,8 @@ times in turn (so a change of load hits every term alike), and reports the media
 :class:`~svmrepro.measures.BenchmarkMixin`, which a run measures by
 :func:`svmrepro.measures.benchmark` (its fit, no error rate).
 
-- :class:`ParallelSpeedup`: fit time of a meta-estimator with ``n_jobs`` = 1 and 2 (its sub-SVMs
-  serial and in parallel), and whether both give the same model.
+- :class:`ParallelSpeedup`: fit time of a meta-estimator with ``n_jobs`` = 1 and 2, or 1 and every
+  core of the machine (its sub-SVMs serial and in parallel), and whether both give the same model.
 - :class:`RegenerationBenchmark`: the time to rebuild an output (table, figure, runs CSV) from
   ``n_runs`` runs in an MLflow store.
 
@@ -33,7 +33,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_random_state
 
-from svmrepro.environment import environment_tags
+from svmrepro.environment import ALL_CORES, cpu_count, environment_tags
 from svmrepro.measures import BenchmarkMixin
 from svmrepro.metrics import support_counts
 from svmrepro.placement import BACKEND_TAG
@@ -79,11 +79,15 @@ class ParallelSpeedup(BenchmarkMixin, MetaEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : estimator with an ``n_jobs`` parameter
+    estimator : estimator
         E.g. :class:`~svmrepro.algorithms.wen_lu_cascade.WenLuCascadeSVC` or
-        :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC`.
-    n_jobs : list of int >= 1, default=(1, 2)
-        Values compared; the speedup is the time of the first over the time of the last.
+        :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC`, with an ``n_jobs`` parameter;
+        or one without (LIBSVM's ``SVC``, which fits on one thread whatever the cores), with
+        ``n_jobs=[1]``: its one fit is both its serial and its parallel fit.
+    n_jobs : list of int >= 1 or -1, default=(1, 2)
+        Values compared, in this order, each at most once, 1 first (the serial fit); the last is the
+        parallel fit, and the speedup is the time of the first over the last. -1 (:data:`ALL_CORES`)
+        is every core of the machine (:func:`svmrepro.environment.cpu_count`, its ``cpu_count`` tag).
     repeats : int >= 1, default=3
         Rounds; the first parallel fit of a process also starts the joblib workers, so an odd
         number >= 3 keeps that start-up out of the median.
@@ -93,14 +97,17 @@ class ParallelSpeedup(BenchmarkMixin, MetaEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     estimator_ : the model fitted with the last ``n_jobs`` value in the last round
-    fit_times_ : dict ``{n_jobs: [seconds per round]}``
+    fit_times_ : dict ``{n_jobs value: [seconds per round]}``
     support_counts_ : dict, those of ``estimator_``
     diagnostics_ : dict
-        ``fit_s_njobs<k>`` (median wall seconds per value k), ``cpu_s_njobs<k>`` (median CPU
-        seconds of the fit, its worker processes included: :func:`svmrepro.timing.timed`),
-        ``speedup`` (first / last, in wall time), ``same_model`` (1 when every value gave the
-        model of the first, else 0), ``repeats``; ``fit_s_njobs<k>_rounds`` and
-        ``cpu_s_njobs<k>_rounds`` (series).
+        Wall seconds ``fit_s_<fit>`` and CPU seconds ``cpu_s_<fit>`` (the fit's worker processes
+        included: :func:`svmrepro.timing.timed`), medians over the rounds, with ``<fit>``
+        ``serial`` (the first value) and ``parallel`` (the last): names that are the same on
+        every machine, so runs made on 2 and on 64 cores share their columns; and ``njobs<k>`` for
+        each explicit value k (e.g. ``fit_s_njobs2``). ``n_workers`` (the last value, -1 resolved;
+        1 for an estimator without ``n_jobs``), ``speedup`` (serial / parallel, in wall time),
+        ``same_model`` (1 when every value gave the model of the first, else 0), ``repeats``; the
+        series ``fit_s_<fit>_rounds`` and ``cpu_s_<fit>_rounds``.
     """
 
     _parameter_constraints: dict = {
@@ -118,39 +125,51 @@ class ParallelSpeedup(BenchmarkMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _check_n_jobs(self) -> list[int]:
         values = list(self.n_jobs)
-        if len(values) < 2 or not all(isinstance(k, Integral) and k >= 1 for k in values):
-            raise ValueError(f"n_jobs={self.n_jobs!r} must list at least two integers >= 1, e.g. [1, 2]")
-        if "n_jobs" not in self.estimator.get_params():
-            raise ValueError(f"{type(self.estimator).__name__} has no n_jobs parameter to vary")
+        valid = all(isinstance(k, Integral) and (k >= 1 or k == ALL_CORES) for k in values)
+        if not valid or len(set(values)) != len(values) or values[:1] != [1]:
+            raise ValueError(f"n_jobs={self.n_jobs!r} must list distinct integers >= 1 or {ALL_CORES} "
+                             f"(every core), 1 (the serial fit) first, e.g. [1, 2] or [1, {ALL_CORES}]")
+        varies = "n_jobs" in self.estimator.get_params()
+        if not varies and values != [1]:
+            raise ValueError(f"{type(self.estimator).__name__} has no n_jobs parameter to vary: "
+                             f"n_jobs must be [1] (its one fit is its serial and its parallel fit)")
+        if varies and len(values) < 2:
+            raise ValueError(f"n_jobs={self.n_jobs!r} must list at least two worker counts, e.g. [1, {ALL_CORES}]")
         return values
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         values = self._check_n_jobs()
-        fixed = {}
+        counts = [cpu_count() if k == ALL_CORES else int(k) for k in values]
+        settings = [{"n_jobs": k} for k in counts] if "n_jobs" in self.estimator.get_params() else [{}]
         if self.estimator.get_params().get("random_state", 0) is None:
-            fixed["random_state"] = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+            settings = [{**each, "random_state": seed} for each in settings]
+        # the timings of each position in ``values`` under each of its names
+        names = {"serial": 0, **{f"njobs{k}": i for i, k in enumerate(values) if k != ALL_CORES},
+                 "parallel": len(values) - 1}
         models = {}
 
         def one_round() -> dict[str, float]:
             times = {}
-            for k in values:
-                models[k], times[f"fit_s_njobs{k}"], times[f"cpu_s_njobs{k}"] = timed(
-                    lambda: clone(self.estimator).set_params(n_jobs=k, **fixed).fit(X, y)
+            for i, setting in enumerate(settings):
+                models[i], times[f"fit_s_{i}"], times[f"cpu_s_{i}"] = timed(
+                    lambda: clone(self.estimator).set_params(**setting).fit(X, y)
                 )
             return times
 
         medians, rounds = median_over_repeats(one_round, self.repeats)
-        first, last = values[0], values[-1]
-        self.estimator_ = models[last]
-        self.fit_times_ = {k: rounds[f"fit_s_njobs{k}"] for k in values}
+        named = {f"{kind}_s_{name}": f"{kind}_s_{i}" for name, i in names.items() for kind in ("fit", "cpu")}
+        self.estimator_ = models[len(values) - 1]
+        self.fit_times_ = {k: rounds[f"fit_s_{i}"] for i, k in enumerate(values)}
         self.support_counts_ = support_counts(self.estimator_)
         self.diagnostics_ = {
-            **medians,
-            "speedup": medians[f"fit_s_njobs{first}"] / medians[f"fit_s_njobs{last}"],
-            "same_model": float(all(same_model(models[first], models[k], X) for k in values[1:])),
+            **{name: medians[position] for name, position in named.items()},
+            "n_workers": counts[-1],
+            "speedup": medians[named["fit_s_serial"]] / medians[named["fit_s_parallel"]],
+            "same_model": float(all(same_model(models[0], models[i], X) for i in range(1, len(settings)))),
             "repeats": self.repeats,
-            **{f"{key}_rounds": series for key, series in rounds.items()},
+            **{f"{name}_rounds": rounds[position] for name, position in named.items()},
         }
         return self
 

@@ -12,6 +12,18 @@ from svmrepro.locations import source_checkout
 from svmrepro.redact import redact
 
 VERSIONED_PACKAGES = ("svmrepro", "scikit-learn", "numpy", "scipy", "mlflow", "hydra-core")
+#: the tags naming the machine: its processor and its number of cores (:func:`cpu_count`)
+CPU_MODEL_TAG, CPU_COUNT_TAG = "cpu_model", "cpu_count"
+#: a worker count meaning every core of the machine (joblib's -1), in a benchmark's list of counts
+ALL_CORES = -1
+
+
+def cpu_count() -> int:
+    """The machine's cores as the operating system counts them: the ``cpu_count`` tag, and what a
+    benchmark's "every core" means (:class:`svmrepro.bench.ParallelSpeedup`), so the two agree."""
+    return os.cpu_count() or 1
+
+
 
 
 def _git(*args: str) -> str | None:
@@ -47,14 +59,20 @@ def _package_version(name: str) -> str:
 
 
 @lru_cache(maxsize=1)
+def machine() -> str:
+    """The machine a fit on every core runs on, as its tags name it: ``<cpu_count> x <cpu_model>``."""
+    return f"{cpu_count()} x {_cpu_model()}"
+
+
+@lru_cache(maxsize=1)
 def environment_tags() -> dict[str, str]:
     """The machine and the package versions, and whether the checkout had uncommitted changes (its
     commit is MLflow's ``mlflow.source.git.commit``, :func:`git_source`)."""
     status = _git("status", "--porcelain", "--untracked-files=no")
     tags = {
         "git_dirty": "unknown" if status is None else str(bool(status)).lower(),
-        "cpu_model": _cpu_model(),
-        "cpu_count": str(os.cpu_count()),
+        CPU_MODEL_TAG: _cpu_model(),
+        CPU_COUNT_TAG: str(cpu_count()),
         "python": platform.python_version(),
     }
     tags.update({f"version.{name}": _package_version(name) for name in VERSIONED_PACKAGES})

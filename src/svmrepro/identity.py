@@ -17,7 +17,10 @@ wall time differs. The run logs the value it used (the ``algorithm.n_jobs`` para
 ``parallel.*`` tags of :mod:`svmrepro.placement`). To time a FINISHED run again with another
 ``n_jobs``, run it with ``force=true``: a new run of the same identity beside the first. A list of
 worker counts (``ParallelSpeedup.n_jobs``, the fits a benchmark times and names its metrics after)
-is what the run measures, and counts as it is.
+is what the run measures, and counts as it is, its "every core" (-1) as the machine it runs on
+(:func:`svmrepro.environment.machine`: cores and processor): the same sweep run on 2 and on 64
+cores makes runs of two configurations, which one store and one runs table hold side by side
+(``bench/parallel_hardware``).
 A number is taken in the type the experiment's own sweep writes that key's numbers in
 (:func:`as_the_sweep_writes`): ``algorithm.C=10`` on the command line is the run the sweep made
 with ``10.0``, one identity and one logged param. The shipped sweeps write each key's numbers in one
@@ -41,6 +44,7 @@ from omegaconf import DictConfig, OmegaConf
 from hydra_plugins.svmrepro_sweeper.mode_sweeper import number_types
 
 from svmrepro.code_digest import code_digest
+from svmrepro.environment import ALL_CORES, machine
 from svmrepro.settings import Identity, estimator_settings, identity_roles
 
 _ROLES = identity_roles()
@@ -90,13 +94,21 @@ def as_the_sweep_writes(plain: dict, types: Mapping[str, type]) -> dict:
 
 
 def _one_worker(tree):
-    """``tree`` with the value of every ``n_jobs`` worker count (an integer or null) replaced by 1."""
+    """``tree`` with the value of every ``n_jobs`` worker count (an integer or null) replaced by 1,
+    and every core (-1) in a list of worker counts by the machine's name."""
     if isinstance(tree, Mapping):
-        return {key: 1 if key == WORKERS_KEY and _is_worker_count(value) else _one_worker(value)
-                for key, value in tree.items()}
+        return {key: _workers(value) if key == WORKERS_KEY else _one_worker(value) for key, value in tree.items()}
     if isinstance(tree, list):
         return [_one_worker(value) for value in tree]
     return tree
+
+
+def _workers(value):
+    if _is_worker_count(value):
+        return 1
+    if isinstance(value, list):
+        return [machine() if count == ALL_CORES else count for count in value]
+    return _one_worker(value)
 
 
 def _is_worker_count(value) -> bool:

@@ -11,7 +11,10 @@ every earlier run (which have no ``measure``) keep their identity:
 - :func:`benchmark`, for the self-benchmarks (:class:`BenchmarkMixin`: ``svmrepro.bench``,
   ``svmrepro.bench_expansion``): fit and nothing else. What a benchmark measures (timings, ratios)
   is in its ``diagnostics_``, which the runner logs as it logs every estimator's; it predicts
-  nothing, so it has no error rate.
+  nothing, so it has no error rate;
+- :func:`scored_benchmark`, for a benchmark that times fits of a model (``estimator_``, e.g.
+  :class:`svmrepro.bench.ParallelSpeedup`'s): :func:`benchmark`, and that model's test error, so
+  a comparison of speed shows what each fit bought.
 
 A measure returns metrics only: the data set's constants (``data.info``, e.g. ``bayes_risk``) are
 not measured, the runner logs them as params.
@@ -103,6 +106,19 @@ def benchmark(estimator, data: Dataset) -> dict[str, float]:
     """A self-benchmark's fit: the training size, the fit's wall and CPU seconds and the support
     counts of the model it fitted, if any. Its timings and ratios are its ``diagnostics_``."""
     return {**_fit(estimator, data), **_support(estimator)}
+
+
+def scored_benchmark(estimator, data: Dataset) -> dict[str, float]:
+    """:func:`benchmark`, then the error rate on the test split (``test_error``) of the model the
+    benchmark fitted (its ``estimator_``), predicted by the kernel expansions every run uses. A
+    configuration error, before any fit, for an estimator that is not such a benchmark."""
+    bench = final_estimator(estimator)
+    if not (isinstance(bench, BenchmarkMixin) and "estimator" in bench.get_params()):
+        raise ConfigError(f"measure: scored_benchmark scores the model a benchmark fits (its estimator=); "
+                          f"{type(bench).__name__} is no such benchmark")
+    metrics = benchmark(estimator, data)
+    test_pred = expansion.predict(bench.estimator_, data.X_test)
+    return {**metrics, "n_test": data.n_test, "test_error": error_rate(data.y_test, test_pred)}
 
 
 def measure_for(node: Mapping | None, estimator, data: Dataset) -> Measure:

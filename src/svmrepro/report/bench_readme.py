@@ -11,6 +11,8 @@ import pandas as pd
 from svmrepro.compose import experiments
 from svmrepro.report import output_paths
 from svmrepro.report.runs import read_runs
+from svmrepro.report.missing import section_text
+from svmrepro.report.sections.machines import machines_markdown
 from svmrepro.report.sections.ratios import ratios_text
 from svmrepro.report.sections.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec
@@ -21,12 +23,14 @@ BENCH = "bench"
 
 
 def key_numbers(runs: pd.DataFrame, spec: ReportSpec) -> list[str]:
-    """An output's key numbers: its ratios and log-log slopes when its report has them, else the
-    median over runs of its first metric per group and x."""
+    """An output's key numbers: its ratios, log-log slopes and tables per machine when its report
+    has them, else the median over runs of its first metric per group and x."""
     table = summarise(runs, spec)
     blocks = [ratios_text(table, spec)] if spec.ratios else []
     if spec.slopes:
         blocks.append(slopes_markdown(loglog_slopes(runs, spec, None)))
+    if spec.machines:
+        blocks.append(section_text(lambda: machines_markdown(runs, spec)[0]))
     if blocks:
         return blocks
     metric = spec.metrics[0]

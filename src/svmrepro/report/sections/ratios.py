@@ -39,15 +39,21 @@ def configure(where: str, node) -> tuple[str, str] | None:
     return asked.metric, asked.to
 
 
-def ratios_to(table: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
-    """Rows of x, columns of groups: mean ``metric`` of the group / mean of the reference group.
+def ratio_to(table: pd.DataFrame, metric: str, reference: str, section: str = "ratios") -> pd.DataFrame:
+    """Rows of x, columns of groups (the reference's own, 1, included): mean ``metric`` of the group
+    / mean of the ``reference`` group at the same x.
 
     A reference group without runs (the paper's rows of it have none) raises
-    :class:`~svmrepro.report.missing.NotComputed`."""
-    metric, reference = spec.ratios
+    :class:`~svmrepro.report.missing.NotComputed`, naming ``section``."""
     wide = table[table["runs"] > 0].pivot(index="x", columns="group", values=f"{metric}_mean")
-    require_runs(wide.columns, [reference], "ratios")
-    return wide.div(wide[reference], axis=0).drop(columns=reference)
+    require_runs(wide.columns, [reference], section)
+    return wide.div(wide[reference], axis=0)
+
+
+def ratios_to(table: pd.DataFrame, spec: ReportSpec) -> pd.DataFrame:
+    """:func:`ratio_to` the output's reference group, without the reference's own column."""
+    metric, reference = spec.ratios
+    return ratio_to(table, metric, reference).drop(columns=reference)
 
 
 def ratios_markdown(ratios: pd.DataFrame, spec: ReportSpec) -> str:
