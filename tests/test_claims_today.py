@@ -1,17 +1,14 @@
 """A claim about time judged a second time, against today's solver (issue 31): the ``today`` block of
 a claims file, its lock, its verdicts from the runs, and where they are shown (claims.csv, the
-scoreboard's column, results/today.md)."""
+scoreboard's column, results/today.md); its lock is tested in test_claims_lock.py."""
 
 import math
-import subprocess
 
 import pandas as pd
 import pytest
 
 from svmrepro.errors import ConfigError
-from svmrepro.locations import CONFIG_DIRS_ENV
-from svmrepro.report.claims.lock import COMMAND, lock_path, lock_problems, read_lock, relock, write_lock
-from svmrepro.report.claims.schema import claims_path, load_claims, parse_claims
+from svmrepro.report.claims.schema import load_claims, parse_claims
 from svmrepro.report.claims.scoreboard import RunsTables, write_scoreboard
 from svmrepro.report.claims.today import judge_today
 from svmrepro.report.claims.today_page import write_today_page
@@ -182,77 +179,3 @@ def test_the_today_page_answers_in_one_table_with_numbers_from_the_runs(results)
     assert faster[5].startswith("**supported**: 0.")
     assert faster[6] == "against svc_onedal (toy/table1_today); scale: toy rows |"
     assert "| **unchanged** |" in rows[2] and "**not supported**: 1 · **inconclusive**: 0 · **not run**: 1 · **unchanged**: 1" in text
-
-
-# --- the lock ----------------------------------------------------------------------------------------
-
-
-def git(folder, *args):
-    return subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-@pytest.fixture
-def locked(tmp_path, monkeypatch):
-    """The toy claims without their today blocks, committed and locked in a git repository of their
-    own; the experiment configs of toy/table1 and its companion in a user config folder."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
-        monkeypatch.setenv(name, "t@t")
-    configs = tmp_path / "conf" / "experiment" / "toy"
-    configs.mkdir(parents=True)
-    (configs / "table1.yaml").write_text("seed: 1\n")
-    (configs / "table1_today.yaml").write_text("defaults: [/experiment/toy/table1]\nsweep: {full: {algorithm: x}}\n")
-    monkeypatch.setenv(CONFIG_DIRS_ENV, str(tmp_path / "conf"))
-    (tmp_path / "experiments" / "toy").mkdir(parents=True)
-    (tmp_path / "experiments" / "toy" / "claims.yaml").write_text(CLAIMS.split("    today:\n")[0])
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", "experiments")
-    git(tmp_path, "commit", "-q", "-m", "claims")
-    entries, refused = relock("toy")
-    assert not refused
-    write_lock("toy", entries)
-    return tmp_path
-
-
-TODAY = "    today:\n      test: {a: {output: toy/table1_today, group: svc_onedal}}\n"
-AMENDMENT = """\
-    amendments:
-      - {commit: 1a2b3c4, date: 2026-11-26, changed: [%s], why: "oneDAL's own group", verdict_before: "supported"}
-"""
-
-
-def test_a_today_block_is_registered_with_its_commit_and_leaves_the_claims_hash(locked):
-    before = lock_path("toy").read_text()
-    assert "today" not in before  # a lock of claims without today blocks is as it was
-    claims_path("toy").write_text(claims_path("toy").read_text() + TODAY)
-    assert lock_problems("toy") == [f"toy: faster's today block has no lock entry: commit it, then lock it with "
-                                    f"`{COMMAND} toy`"]
-    _, refused = relock("toy")
-    assert refused == [f"{claims_path('toy')}: faster: no commit adds its today block yet: commit it, then lock it"]
-    git(locked, "commit", "-q", "-am", "today")
-    entries, refused = relock("toy")
-    assert not refused and entries["faster"].today.registered == git(locked, "rev-parse", "HEAD")
-    old = read_lock("toy")["faster"]
-    assert (entries["faster"].registered, entries["faster"].hash, entries["faster"].parts) == (
-        old.registered, old.hash, old.parts)
-    write_lock("toy", entries)
-    assert lock_problems("toy") == [] and read_lock("toy")["faster"].today == entries["faster"].today
-
-
-@pytest.mark.parametrize("change", ["block", "companion config"])
-def test_a_changed_today_block_needs_an_amendment_naming_today(locked, change):
-    claims_path("toy").write_text(claims_path("toy").read_text() + TODAY)
-    git(locked, "commit", "-q", "-am", "today")
-    write_lock("toy", relock("toy")[0])
-    if change == "block":
-        claims_path("toy").write_text(claims_path("toy").read_text().replace("svc_onedal", "svc_onedal_tuned"))
-    else:
-        (locked / "conf" / "experiment" / "toy" / "table1_today.yaml").write_text(
-            "defaults: [/experiment/toy/table1]\nsweep: {full: {algorithm: y}}\n")
-    assert lock_problems("toy") == [f"toy: faster changed since it was locked (today): add an amendment and re-lock "
-                                    f"with `{COMMAND} toy`"]
-    claims_path("toy").write_text(claims_path("toy").read_text() + AMENDMENT % "region")
-    assert "leave out today, which changed" in relock("toy")[1][0]
-    claims_path("toy").write_text(claims_path("toy").read_text().replace("changed: [region]", "changed: [today]"))
-    entries, refused = relock("toy")
-    assert not refused and entries["faster"].amendments == 1

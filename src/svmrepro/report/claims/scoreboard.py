@@ -27,7 +27,8 @@ THUMB_WIDTH = 140
 RUNS_SUFFIX = ".runs.csv"
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
+    """``text`` as one Markdown table cell: its pipes escaped, on one line."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -91,9 +92,9 @@ def claims_section(verdicts: list[Verdict]) -> list[str]:
              "region gives, the conditions ours differ from the paper's in, and the commit that registered the "
              "claim ([all claims and their amendments](../README.md)):", "",
              "| claim | the paper | ours | verdict | conditions | registered |", "|---|---|---|---|---|---|"]
-    lines += [f"| {_cell(v.claim.source)}: {_cell(v.claim.claim)} | {_cell(v.claim.paper_says)} | {_cell(v.ours())} "
-              f"| **{v.verdict}**: {_cell(v.reason)} | {_cell(v.claim.conditions.text())} "
-              f"| {_cell(registered(v.claim, locks[v.claim.paper].get(v.claim.id), '../' + SCOREBOARD))} |"
+    lines += [f"| {cell(v.claim.source)}: {cell(v.claim.claim)} | {cell(v.claim.paper_says)} | {cell(v.ours())} "
+              f"| **{v.verdict}**: {cell(v.reason)} | {cell(v.claim.conditions.text())} "
+              f"| {cell(registered(v.claim, locks[v.claim.paper].get(v.claim.id), '../' + SCOREBOARD))} |"
               for v in verdicts]
     return lines
 
@@ -121,7 +122,7 @@ def _row(verdict: Verdict, today: TodayVerdict | None, entry: LockEntry | None, 
         runs = f"{len(verdict.estimate.runs)} runs, {verdict.seeds} seeds; {', '.join(verdict.commits)}"
     cells = [claim.paper, f"{claim.source}: {claim.claim}", claim.conditions.text(), verdict.ours(), claim.paper_says,
              f"**{verdict.verdict}**: {verdict.reason}", today_cell(today), runs, registered(claim, entry), link, thumb]
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
 def amendment_lines(verdicts: list[Verdict]) -> list[str]:
@@ -135,9 +136,9 @@ def amendment_lines(verdicts: list[Verdict]) -> list[str]:
     if not amended:
         return [*lines, "", "No claim has been amended."]
     for claim in amended:
-        lines += ["", f"### {claim.paper}: {claim.id}", "", f"{_cell(claim.source)}: {_cell(claim.claim)}", "",
+        lines += ["", f"### {claim.paper}: {claim.id}", "", f"{cell(claim.source)}: {cell(claim.claim)}", "",
                   "| commit | date | changed | why | verdict before |", "|---|---|---|---|---|"]
-        lines += [f"| {a.commit[:7]} | {a.date} | {', '.join(a.changed)} | {_cell(a.why)} | {_cell(a.verdict_before)} |"
+        lines += [f"| {a.commit[:7]} | {a.date} | {', '.join(a.changed)} | {cell(a.why)} | {cell(a.verdict_before)} |"
                   for a in claim.amendments]
     return lines
 

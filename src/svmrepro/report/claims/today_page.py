@@ -17,16 +17,12 @@ import numpy as np
 from svmrepro.exclusive import LOAD_MARGIN
 from svmrepro.report.claims.estimate import Estimate
 from svmrepro.report.claims.schema import Claim, load_claims
-from svmrepro.report.claims.scoreboard import SCOREBOARD, TODAY_PAGE, RunsTables, claims_file
+from svmrepro.report.claims.scoreboard import SCOREBOARD, TODAY_PAGE, RunsTables, cell, claims_file
 from svmrepro.report.claims.today import UNCHANGED, TodayVerdict, judge_today
 from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
 from svmrepro.solver import SOLVER_TAG, SOLVER_VERSION_TAG
 
 SOLVER_COLUMNS = (f"tags.{SOLVER_TAG}", f"tags.{SOLVER_VERSION_TAG}")
-
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def solvers(verdicts: list[Verdict | None]) -> set[tuple[str, str]]:
@@ -75,7 +71,7 @@ def _row(verdict: Verdict, today: TodayVerdict | None, results_dir: Path) -> str
     claim = verdict.claim
     cells = [claim.paper, _link(claim, results_dir), f"{claim.source}: {claim.claim}", reading(verdict),
              reading(today.today) if today else "", reading(today.inside) if today else "", _basis(claim, today)]
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
 def today_solver(verdicts: list[Verdict], todays: list[TodayVerdict]) -> str:
