@@ -23,7 +23,7 @@
         amendments:                       # optional, in order: each change made after the verdict could be seen
           - commit: 1a2b3c4               # the commit that made it (7-40 hex digits)
             date: 2026-11-26
-            changed: [region]             # a non-empty subset of: claim, test, region, output, output_config, timing
+            changed: [region]             # a non-empty subset of: claim, test, region, output, output_config, timing, today
             why: "the paper's words are ..."
             verdict_before: "partly supported: +0.0053 [0.0022, 0.0084]"
         today:                            # timing claims only: judged again against today's solver (oneDAL)
@@ -121,6 +121,7 @@ class Amendment:
 
 @dataclass
 class InsideConf:
+    #: keys that replace the claim's own test's, with today's solver inside the method too
     test: dict[str, Any] = MISSING
 
 
@@ -128,9 +129,13 @@ class InsideConf:
 class TodayConf:
     """A timing claim judged against today's solver: a ``test`` or why it stays ``unchanged``."""
 
+    #: keys that replace the claim's test's (a shallow merge): the baseline group and the output its runs are in
     test: Optional[dict[str, Any]] = None
+    #: instead of ``test``: why the claim compares no solver we could replace
     unchanged: Optional[str] = None
+    #: optional: the claim judged a third time, with today's solver inside the method
     inside: Optional[InsideConf] = None
+    #: where today's reading differs from the paper's conditions (the keys of a claim's ``conditions``)
     conditions: Conditions = field(default_factory=Conditions)
 
 
@@ -166,6 +171,7 @@ class ClaimConf:
     not_run: Optional[str] = None
     conditions: Conditions = field(default_factory=Conditions)
     amendments: list[Amendment] = field(default_factory=list)
+    #: a tested timing claim only: judged again against today's solver (:mod:`.today`)
     today: Optional[TodayConf] = None
 
 
