@@ -80,7 +80,7 @@ def test_a_bad_claims_file_is_one_line_naming_the_file_and_the_key(change, words
 def test_compare_ratio_is_the_geometric_mean_of_paired_ratios_with_a_paired_t_test():
     a = [10.0, 12.0, 9.0, 11.0, 10.5]
     b = [5.5, 5.9, 4.2, 5.8, 5.0]
-    estimate = compare.evaluate({"metric": "fit_cpu_s", "a": "a", "b": "b", "stat": "ratio"}, runs(a, b), "t")
+    estimate = compare.evaluate({"metric": "fit_cpu_s", "a": "a", "b": "b", "stat": "ratio"}, {None: runs(a, b)}, "t")
     logs = np.log(np.array(b) / np.array(a))
     assert estimate.value == pytest.approx(math.exp(logs.mean()))
     low, high = stats.t.interval(0.95, len(logs) - 1, loc=logs.mean(), scale=stats.sem(logs))
@@ -93,15 +93,24 @@ def test_compare_pairs_by_seed_not_by_row_order():
     a, b = [1.0, 2.0, 3.0], [2.0, 4.0, 6.0]
     table = runs(a, b)
     shuffled = pd.concat([table[table["tags.algorithm"] == "a"], table[table["tags.algorithm"] == "b"][::-1]])
-    estimate = compare.evaluate({"metric": "fit_cpu_s", "a": "a", "b": "b"}, shuffled, "t")
+    estimate = compare.evaluate({"metric": "fit_cpu_s", "a": "a", "b": "b"}, {None: shuffled}, "t")
     assert estimate.value == pytest.approx(2.0) and estimate.low == pytest.approx(2.0)
 
 
 def test_compare_difference_and_a_metric_per_side():
     table = runs([1.0, 2.0, 3.0], [1.5, 2.5, 3.7], extra={"metrics.critical_path_s": 1.0})
     estimate = compare.evaluate({"metric": "fit_cpu_s", "a": "a", "b": {"group": "b", "metric": "critical_path_s"},
-                                 "stat": "difference"}, table, "t")
+                                 "stat": "difference"}, {None: table}, "t")
     assert estimate.value == pytest.approx(1.0 - 2.0) and "critical_path_s / fit_cpu_s" in estimate.statistic
+
+
+def test_compare_pairs_a_side_of_another_output_with_the_claims_own_by_seed():
+    own, companion = runs([], [4.0, 5.0, 6.0], seeds=[0, 1, 2]), runs([2.0, 2.5, 3.0], [], seeds=[0, 1, 2])
+    companion["tags.algorithm"] = "svc_onedal"
+    test = {"metric": "fit_cpu_s", "a": {"group": "svc_onedal", "output": "toy/table1_today"}, "b": "b"}
+    assert compare.outputs(test) == ["toy/table1_today", None]
+    estimate = compare.evaluate(test, {None: own, "toy/table1_today": companion}, "t")
+    assert estimate.value == pytest.approx(2.0) and estimate.n == 3 and len(estimate.runs) == 6
 
 
 def test_slope_recovers_a_power_law_exponent_and_its_interval():

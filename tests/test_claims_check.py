@@ -92,6 +92,13 @@ def _replace(old, new):
      "table1_fewer_svs.test.a: 'svm' is no value of tags.algorithm in the sweep of cascade/table1; valid: bench_parallel_cascade, cascade_svc, svc"),
     ("cascade", _replace("metric: critical_path_cpu_s}", "metric: critical_path_cpu}"),
      "table1_faster_critical_path.test.b.metric: 'critical_path_cpu' is not a metric the runs of cascade/table1 log"),
+    ("cascade", _replace("critical_path_cpu_s},\n           stat: ratio}\n",
+                         "critical_path_cpu_s},\n           stat: ratio}\n    today: {unchanged: a, inside: {test: "
+                         "{b: {group: cascade_svm, metric: critical_path_cpu_s}}}}\n"),
+     "table1_faster_critical_path.today.inside.test.b.group: 'cascade_svm' is no value of tags.algorithm"),
+    ("cascade", _replace("critical_path_cpu_s},\n           stat: ratio}\n",
+                         "critical_path_cpu_s},\n           stat: ratio}\n    today: {test: {a: {group: svc, metrics: x}}}\n"),
+     "table1_faster_critical_path.today.test.a.metrics: not a key of a side"),
     ("cross_training", _replace("where: {tags.label: forest_200000}", "where: {tags.label: forest_20000}"),
      "table1_forest200000_faster.test.where.tags.label: 'forest_20000' is no value of tags.label"),
     ("cross_training", _replace("x: params.dataset.label_noise", "x: params.dataset.noise"),

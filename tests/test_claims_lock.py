@@ -171,3 +171,50 @@ def test_a_bad_amendment_or_condition_is_one_line_naming_the_key(amendment, word
         parse_claims("toy", text, "experiments/toy/claims.yaml")
     message = str(error.value)
     assert "\n" not in message and message.startswith("experiments/toy/claims.yaml") and words in message
+
+
+TODAY = "    today:\n      test: {a: {output: toy/table1_today, group: svc_onedal}}\n"
+
+
+def today_companion(toy, algorithm="svc_onedal"):
+    (toy / "conf" / "experiment" / "toy" / "table1_today.yaml").write_text(
+        f"defaults: [/experiment/toy/table1]\nsweep: {{full: {{algorithm: {algorithm}}}}}\n")
+
+
+def test_a_today_block_is_registered_with_its_commit_and_leaves_the_claims_hash(toy):
+    today_companion(toy)
+    before = read_lock("toy")["faster"]
+    edit(("    timing: true\n", "    timing: true\n" + TODAY))
+    assert lock_problems("toy") == [f"toy: faster's today block has no lock entry: commit it, then lock it with "
+                                    f"`{COMMAND} toy`"]
+    _, refused = relock("toy")
+    assert refused == [f"{claims_path('toy')}: faster: no commit adds its today block yet: commit it, then lock it"]
+    git(toy, "commit", "-q", "-am", "today")
+    entries, refused = relock("toy")
+    assert not refused and entries["faster"].today.registered == git(toy, "rev-parse", "HEAD")
+    assert (entries["faster"].registered, entries["faster"].hash, entries["faster"].parts) == (
+        before.registered, before.hash, before.parts)
+    assert "today" not in lock_path("toy").read_text()  # a lock without today blocks is written as before
+    write_lock("toy", entries)
+    assert lock_problems("toy") == [] and read_lock("toy")["faster"].today == entries["faster"].today
+
+
+@pytest.mark.parametrize("change", ["block", "companion config"])
+def test_a_changed_today_block_needs_an_amendment_naming_today(toy, change):
+    today_companion(toy)
+    edit(("    timing: true\n", "    timing: true\n" + TODAY))
+    git(toy, "commit", "-q", "-am", "today")
+    write_lock("toy", relock("toy")[0])
+    if change == "block":
+        edit(("group: svc_onedal", "group: svc_onedal_tuned"))
+    else:
+        today_companion(toy, "svc_onedal_tuned")
+    assert lock_problems("toy") == [f"toy: faster changed since it was locked (today): add an amendment and "
+                                    f"re-lock with `{COMMAND} toy`"]
+    edit(("    timing: true\n", "    timing: true\n" + AMENDMENT.format(commit="1a2b3c4", changed="region")))
+    assert relock("toy")[1] == [f"{claims_path('toy')}: faster: its new amendments' changed (region) leave out "
+                                "today, which changed"]
+    edit(("changed: [region]", "changed: [today]"))
+    entries, refused = relock("toy")
+    assert not refused and entries["faster"].amendments == 1 and entries["faster"].today.hash != \
+        read_lock("toy")["faster"].today.hash

@@ -79,6 +79,7 @@ from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
 from svmrepro.report.claims.schema import claims_path, load_claims
 from svmrepro.report.claims.scoreboard import RunsTables, write_scoreboard
+from svmrepro.report.claims.today_page import write_today_page
 from svmrepro.report.claims.verdict import VERDICTS, judge
 from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
@@ -571,6 +572,7 @@ def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
         try:
             scoreboard, counts = write_scoreboard(with_claims, plan.results_dir, plan.mode)
             log.info("wrote %s", scoreboard)
+            log.info("wrote %s", write_today_page(with_claims, plan.results_dir, plan.mode))
         except SvmReproError as exc:
             log.error("claims: %s", exc)
             failed.append("claims scoreboard")

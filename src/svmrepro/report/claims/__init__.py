@@ -8,5 +8,6 @@ claim (``expect``) and the one that supports it in part (``partly``), with the c
 differ from the paper's in and any later amendments. :mod:`.lock` holds each claim's registration
 and a hash of it, so an unrecorded change fails the tests. :mod:`.verdict` turns the statistic's 95 %
 interval into a verdict; :mod:`.scoreboard` writes the verdicts of every paper into one page and
-``claims.csv`` (:mod:`.scoreboard_csv`), and each output's claims into its page.
+``claims.csv`` (:mod:`.scoreboard_csv`), and each output's claims into its page. A claim about time is
+judged again against today's solver (:mod:`.today`), shown in both and on ``today.md`` (:mod:`.today_page`).
 """

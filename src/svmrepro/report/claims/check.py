@@ -19,7 +19,9 @@ the test names what the output's runs cannot hold:
   output without one, or a test reading an algorithm its tables have no runs of yet, has its
   metrics checked when its claims are judged.
 
-Every mode of an experiment's sweep counts, and the sweeps of the experiments its output includes
+A claim's ``today`` readings (its test with the ``today`` block's keys merged in) are checked the same
+way; a side read from another output (``output:``) is held to that output's runs when judged. Every mode of an
+experiment's sweep counts, and the sweeps of the experiments its output includes
 (``report.include``): a claim may read any of their runs. ``svmrepro-reproduce`` runs
 :func:`check_claims` before its first sweep, and alone with ``--check``.
 """
@@ -29,7 +31,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from functools import cache
 from pathlib import Path
@@ -44,6 +46,7 @@ from svmrepro.locations import config_dirs
 from svmrepro.report.claims.primitives import primitive
 from svmrepro.report.claims.schema import Claim, Region, claims_path, parse_claims
 from svmrepro.report.claims.selection import METRIC, Selection
+from svmrepro.report.claims.today import READINGS
 from svmrepro.report.claims.estimate import GROUP_COLUMN as ALGORITHM
 from svmrepro.report.runs import KEEP_COLUMNS
 from svmrepro.report.spec import spec_from_config
@@ -251,11 +254,21 @@ def check_paper(paper: str, runs_dirs: Sequence[Path] = (), known: dict[str, Pro
         if claim.output not in outputs:
             raise ConfigError(f"{where}.output: no experiment {claim.output} "
                               "(expected <paper>/<id> of a file conf/experiment/<paper>/<id>.yaml)")
-        test = typed_test(claim, f"{where}.test")
         if claim.output not in known:
             known[claim.output] = produced(claim.output, runs_dirs)
-        _check_reads(test, known[claim.output], claim.output, f"{where}.test")
+        for key, test in _readings(claim).items():
+            _check_reads(typed_test(replace(claim, test=test), f"{where}.{key}"), known[claim.output], claim.output,
+                         f"{where}.{key}")
     return len(claims)
+
+
+def _readings(claim: Claim) -> dict[str, dict]:
+    """The tests the claim is judged by, under the key a claims file gives each at: its own and,
+    merged into it, those of its ``today`` block (:mod:`.today`)."""
+    found = {"test": claim.test}
+    if claim.today is not None:
+        found |= {READINGS[name]: test for name, test in claim.today.tests(claim.test).items() if test is not None}
+    return found
 
 
 def check_claims(papers: Iterable[str], runs_dirs: Sequence[Path] = ()) -> int:

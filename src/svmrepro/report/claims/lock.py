@@ -6,12 +6,15 @@ holds, per claim, the commit that registered it (from git history when first loc
 shallow clone needs no history), how many amendments it had when locked, and a sha256 of what it
 tests: its text, output, test, regions, timing flag, ``not_run``, and the experiment config of each
 output it reads (:func:`output_configs`), each part hashed on its own too so that a mismatch says
-what changed. ``tests/test_claims_lock.py`` fails when a claim differs from its lock entry; the lock
+what changed. A claim's ``today`` block (its reading against today's solver, added after the claim)
+is registered on its own: its commit and a hash of its merged tests, ``unchanged`` reason and the
+experiment configs of the outputs they read (:func:`today_part`), beside the claim's hash, which it
+leaves as it was. ``tests/test_claims_lock.py`` fails when a claim differs from its lock entry; the lock
 is written only by::
 
     python -m svmrepro.report.claims.relock [paper ...]
 
-which adds new claims with their registering commit, and refuses to re-lock a changed claim unless
+which adds new claims and new ``today`` blocks with their registering commit, and refuses to re-lock a changed claim unless
 it has a new amendment whose ``changed`` names every part that changed, to drop a locked claim, or
 to forget an amendment.
 """
@@ -42,6 +45,14 @@ HEADER = f"""\
 # Per claim: the commit that registered it, the amendments it had when locked, and a sha256 of what it
 # tests (text, output, test, regions, timing, not_run and its outputs' experiment configs), per part too.
 """
+#: the part of an entry that is registered on its own (:data:`.schema.CHANGES`' last word)
+TODAY = "today"
+
+
+@dataclass
+class TodayEntry:
+    registered: str
+    hash: str
 
 
 @dataclass
@@ -50,6 +61,14 @@ class LockEntry:
     amendments: int
     hash: str
     parts: dict[str, str]
+    today: TodayEntry | None = None
+
+    def written(self) -> dict:
+        """The entry as the lock file holds it (no ``today`` key for a claim without one)."""
+        found = asdict(self)
+        if self.today is None:
+            del found[TODAY]
+        return found
 
 
 def lock_path(paper: str) -> Path:
@@ -97,24 +116,37 @@ def experiment_config(name: str) -> dict | None:
     return {"file": config, "defaults": {name: experiment_config(name) for name in included}}
 
 
-def output_configs(claim: Claim) -> dict[str, dict | None]:
-    """The experiment config of each output ``claim`` reads (none for a claim we do not test)."""
+def output_configs(claim: Claim, test: dict | None = None) -> dict[str, dict | None]:
+    """The experiment config of each output ``claim`` reads with ``test`` (its own test unless
+    given; none for a claim we do not test)."""
     if claim.not_run is not None or not claim.output:
         return {}
-    module = primitive(claim.test.get("kind"), f"{claim.paper}: {claim.id}.test.kind")
-    names = [name or claim.output for name in outputs_read(module, claim.test)]
+    test = claim.test if test is None else test
+    module = primitive(test.get("kind"), f"{claim.paper}: {claim.id}.test.kind")
+    names = [name or claim.output for name in outputs_read(module, test)]
     return {name: experiment_config(name) for name in names}
 
 
 def parts(claim: Claim) -> dict[str, object]:
-    """What the lock hashes, under the words an amendment's ``changed`` uses (:data:`.schema.CHANGES`)."""
+    """What the lock hashes, under the words an amendment's ``changed`` uses (:data:`.schema.CHANGES`)
+    but ``today``, which is hashed on its own (:func:`today_part`)."""
     return {"claim": claim.claim, "test": {"test": claim.test, "not_run": claim.not_run},
             "region": {"expect": claim.expect, "partly": claim.partly}, "output": claim.output,
             "output_config": output_configs(claim), "timing": claim.timing}
 
 
+def today_part(claim: Claim) -> str | None:
+    """The hash of the claim's ``today`` block (None without one): the claim's test with each
+    reading's keys merged in, the ``unchanged`` reason, and the experiment configs they read."""
+    if claim.today is None:
+        return None
+    tests = claim.today.tests(claim.test)
+    configs = {name: output_configs(claim, test) for name, test in tests.items() if test is not None}
+    return _digest({"tests": tests, "unchanged": claim.today.unchanged, "output_config": configs})
+
+
 def fingerprint(claim: Claim) -> tuple[str, dict[str, str]]:
-    """The claim's hash and a short hash of each part."""
+    """The claim's hash and a short hash of each part (``today`` aside)."""
     found = parts(claim)
     return _digest(found), {name: _digest(value)[:12] for name, value in found.items()}
 
@@ -127,18 +159,24 @@ def read_lock(paper: str) -> dict[str, LockEntry]:
     entries = {}
     for claim_id, entry in ((yaml.safe_load(path.read_text()) or {}).get("claims") or {}).items():
         try:
-            entries[claim_id] = LockEntry(**entry)
+            today = entry.pop(TODAY, None)
+            entries[claim_id] = LockEntry(**entry, today=None if today is None else TodayEntry(**today))
         except TypeError as exc:  # a lock edited by hand
             raise ConfigError(f"{path}: {claim_id}: {exc}; rewrite the lock with `{COMMAND}`") from None
     return entries
 
 
 def changed_parts(claim: Claim, entry: LockEntry) -> list[str]:
-    """The parts of ``claim`` that differ from its lock entry (empty when its hash matches)."""
+    """The parts of ``claim`` that differ from its lock entry (empty when it matches); a ``today``
+    block not locked yet is no change but a registration (:func:`relock` adds it)."""
     digest, short = fingerprint(claim)
-    if digest == entry.hash:
-        return []
-    return [name for name in CHANGES if short[name] != entry.parts.get(name)] or ["the hash"]
+    changed = []
+    if digest != entry.hash:
+        changed = [name for name in CHANGES if name in short and short[name] != entry.parts.get(name)] or ["the hash"]
+    today = today_part(claim)
+    if entry.today is not None and today != entry.today.hash:
+        changed.append(TODAY)
+    return changed
 
 
 def lock_problems(paper: str) -> list[str]:
@@ -155,18 +193,22 @@ def lock_problems(paper: str) -> list[str]:
         elif changed := changed_parts(claim, entry):
             problems.append(f"{paper}: {claim.id} changed since it was locked ({', '.join(changed)}): add an "
                             f"amendment and re-lock with `{COMMAND} {paper}`")
+        elif claim.today is not None and entry.today is None:
+            problems.append(f"{paper}: {claim.id}'s today block has no lock entry: commit it, then lock it with "
+                            f"`{COMMAND} {paper}`")
     problems += [f"{paper}: {claim_id} is locked but gone from {claims_path(paper).name}" for claim_id in lock
                  if claim_id not in {claim.id for claim in claims}]
     return problems
 
 
-def registering_commit(paper: str, claim_id: str) -> str | None:
-    """The first commit whose ``claims.yaml`` of ``paper`` has a claim ``claim_id`` (git's pickaxe
-    finds the commits that change how often ``id: <id>`` occurs; a longer id holding it as a prefix
-    is told apart by reading the file at each)."""
+def registering_commit(paper: str, claim_id: str, part: str | None = None) -> str | None:
+    """The first commit whose ``claims.yaml`` of ``paper`` has a claim ``claim_id`` (with a key
+    ``part``, when given). Git's pickaxe finds the commits that change how often ``id: <id>`` (or
+    ``<part>:``) occurs; a longer id holding it as a prefix is told apart by reading the file at each."""
     folder = claims_path(paper).parent
-    found = subprocess.run(["git", "-C", str(folder), "log", "--reverse", "--format=%H", "-S", f"id: {claim_id}",
-                            "--", CLAIMS_FILE], capture_output=True, text=True, check=False)
+    found = subprocess.run(["git", "-C", str(folder), "log", "--reverse", "--format=%H", "-S",
+                            f"{part}:" if part else f"id: {claim_id}", "--", CLAIMS_FILE],
+                           capture_output=True, text=True, check=False)
     for commit in found.stdout.split() if found.returncode == 0 else []:
         shown = subprocess.run(["git", "-C", str(folder), "show", f"{commit}:./{CLAIMS_FILE}"], capture_output=True,
                                text=True, check=False)
@@ -174,9 +216,26 @@ def registering_commit(paper: str, claim_id: str) -> str | None:
             listed = (yaml.safe_load(shown.stdout) or {}).get("claims") or []
         except yaml.YAMLError:
             continue
-        if shown.returncode == 0 and any(isinstance(c, dict) and c.get("id") == claim_id for c in listed):
+        if shown.returncode == 0 and any(isinstance(c, dict) and c.get("id") == claim_id and (part is None or part in c)
+                                         for c in listed):
             return commit
     return None
+
+
+def _lock_today(paper: str, claim: Claim, entry: LockEntry, locked: TodayEntry | None) -> list[str]:
+    """Put ``claim``'s today block into its new ``entry``: kept from the lock (``locked``; a change
+    has passed :func:`relock`'s amendment check), or registered with the commit that added it; why not."""
+    today = today_part(claim)
+    if today is None:
+        return [f"{claims_path(paper)}: {claim.id}: its today block is locked but gone: a registered block stays "
+                "(say unchanged: <why> and add an amendment)"] if locked is not None else []
+    if locked is None:
+        commit = registering_commit(paper, claim.id, TODAY)
+        if commit is None:
+            return [f"{claims_path(paper)}: {claim.id}: no commit adds its today block yet: commit it, then lock it"]
+        locked = TodayEntry(commit, today)
+    entry.today = TodayEntry(locked.registered, today)
+    return []
 
 
 def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
@@ -193,6 +252,7 @@ def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
                 refused.append(f"{where}: no commit adds it yet: commit the claim, then lock it")
                 continue
             entries[claim.id] = LockEntry(commit, len(claim.amendments), digest, short)
+            refused += _lock_today(paper, claim, entries[claim.id], None)
             continue
         new = claim.amendments[entry.amendments:]
         if len(claim.amendments) < entry.amendments:
@@ -210,6 +270,7 @@ def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
                            f"{', '.join(untold)}, which changed")
             continue
         entries[claim.id] = LockEntry(entry.registered, len(claim.amendments), digest, short)
+        refused += _lock_today(paper, claim, entries[claim.id], entry.today)
     refused += [f"{claims_path(paper)}: {claim_id} is locked but gone: a registered claim stays (give it "
                 "not_run: <why> and an amendment)" for claim_id in lock if claim_id not in entries
                 and claim_id not in {claim.id for claim in claims}]
@@ -218,7 +279,7 @@ def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
 
 def write_lock(paper: str, entries: dict[str, LockEntry]) -> Path:
     path = lock_path(paper)
-    body = yaml.safe_dump({"claims": {claim_id: asdict(entry) for claim_id, entry in entries.items()}},
+    body = yaml.safe_dump({"claims": {claim_id: entry.written() for claim_id, entry in entries.items()}},
                           sort_keys=False, width=120)
     path.write_text(HEADER + body)
     return path

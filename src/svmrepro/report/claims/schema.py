@@ -23,9 +23,18 @@
         amendments:                       # optional, in order: each change made after the verdict could be seen
           - commit: 1a2b3c4               # the commit that made it (7-40 hex digits)
             date: 2026-11-26
-            changed: [region]             # a non-empty subset of: claim, test, region, output, output_config, timing
+            changed: [region]             # a non-empty subset of: claim, test, region, output, output_config, timing, today
             why: "the paper's words are ..."
             verdict_before: "partly supported: +0.0053 [0.0022, 0.0084]"
+        today:                            # timing claims only: judged again against today's solver (oneDAL)
+          test:                           # keys that replace the test's (a shallow merge), same expect/partly
+            a: {output: cascade/table1_today, group: svc_onedal, metric: fit_time_s}
+          inside:                         # optional: judged a third time with oneDAL inside the method too
+            test:                         # keys that replace the claim's own test's
+              a: {output: cascade/table1_today, group: svc_onedal, metric: fit_time_s}
+              b: {output: cascade/table1_today, group: cascade_svc_onedal, metric: critical_path_cpu_s}
+          conditions:                     # optional, the keys of conditions: where today's reading differs
+            scale: "..."
       - id: table2_speech
         source: Table 2
         claim: ...
@@ -36,6 +45,12 @@
 stated tolerance: ``{below: t}``, ``{above: t}`` or ``{between: [low, high]}``. A change to a claim
 after that is an amendment, and ``experiments/<paper>/claims.lock.yaml`` (:mod:`.lock`) makes an
 unrecorded one fail the tests.
+
+A timing claim's ``today`` block (issue 31) judges it a second time with today's solver as the
+baseline, in the same regions under the same timing rule (:mod:`.today`): ``test`` replaces some of
+the claim's test keys, typically the baseline group and the output (a companion experiment
+``<id>_today``) its runs come from. A timing claim that compares no solver we could replace says
+why instead, ``today: {unchanged: "<why>"}``, and may still have ``inside``.
 """
 
 from __future__ import annotations
@@ -51,13 +66,13 @@ import yaml
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from svmrepro.errors import ConfigError
+from svmrepro.errors import ConfigError, first_line
 from svmrepro.locations import data_file
 
 CLAIMS_FILE = "claims.yaml"
 #: what an amendment may change: the claim's text, its test, its regions, its output, that output's
-#: experiment config, its timing flag (the parts :mod:`.lock` hashes)
-CHANGES = ("claim", "test", "region", "output", "output_config", "timing")
+#: experiment config, its timing flag (the parts :mod:`.lock` hashes), and its ``today`` block
+CHANGES = ("claim", "test", "region", "output", "output_config", "timing", "today")
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 
@@ -105,6 +120,44 @@ class Amendment:
 
 
 @dataclass
+class InsideConf:
+    #: keys that replace the claim's own test's, with today's solver inside the method too
+    test: dict[str, Any] = MISSING
+
+
+@dataclass
+class TodayConf:
+    """A timing claim judged against today's solver: a ``test`` or why it stays ``unchanged``."""
+
+    #: keys that replace the claim's test's (a shallow merge): the baseline group and the output its runs are in
+    test: Optional[dict[str, Any]] = None
+    #: instead of ``test``: why the claim compares no solver we could replace
+    unchanged: Optional[str] = None
+    #: optional: the claim judged a third time, with today's solver inside the method
+    inside: Optional[InsideConf] = None
+    #: where today's reading differs from the paper's conditions (the keys of a claim's ``conditions``)
+    conditions: Conditions = field(default_factory=Conditions)
+
+
+@dataclass(frozen=True)
+class Today:
+    """A claim's ``today`` block: the test keys that replace the claim's (none when ``unchanged``),
+    those of the reading with today's solver inside the method (none without one), and where it
+    differs from the claim's conditions."""
+
+    test: dict[str, Any] | None
+    unchanged: str | None
+    inside: dict[str, Any] | None
+    conditions: Conditions = field(default_factory=Conditions)
+
+    def tests(self, test: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
+        """The claim's ``test`` with each reading's keys merged in: ``today`` (None when
+        unchanged) and ``inside`` (None without one)."""
+        return {"today": None if self.test is None else {**test, **self.test},
+                "inside": None if self.inside is None else {**test, **self.inside}}
+
+
+@dataclass
 class ClaimConf:
     id: str
     source: str
@@ -118,6 +171,8 @@ class ClaimConf:
     not_run: Optional[str] = None
     conditions: Conditions = field(default_factory=Conditions)
     amendments: list[Amendment] = field(default_factory=list)
+    #: a tested timing claim only: judged again against today's solver (:mod:`.today`)
+    today: Optional[TodayConf] = None
 
 
 @dataclass
@@ -163,6 +218,7 @@ class Claim:
     not_run: str | None
     conditions: Conditions = field(default_factory=Conditions)
     amendments: tuple[Amendment, ...] = ()
+    today: Today | None = None
 
 
 def _amendment(where: str, amendment: Amendment) -> Amendment:
@@ -197,8 +253,47 @@ def _region(where: str, node: RegionConf | None) -> Region | None:
     return Region(float(node.between[0]), float(node.between[1]))
 
 
+def _today(where: str, conf: ClaimConf) -> Today | None:
+    """The claim's ``today`` block, on a tested timing claim only, with keys its primitive reads."""
+    from svmrepro.report.claims.primitives import primitive
+
+    node = conf.today
+    if node is None:
+        return None
+    if not conf.timing or conf.not_run is not None:
+        raise ConfigError(f"{where}.today: only a tested timing claim (timing: true, no not_run) is judged against "
+                          "today's solver")
+    if (node.test is None) == (node.unchanged is None):
+        raise ConfigError(f"{where}.today: give one of test (the keys that replace the claim's) or unchanged: <why>")
+    if node.unchanged is not None and not node.unchanged.strip():
+        raise ConfigError(f"{where}.today.unchanged: empty; say why in words")
+    schema = primitive(conf.test.get("kind"), f"{where}.test.kind").Test
+    known = set(OmegaConf.structured(schema).keys())
+    for name, keys in (("today.test", node.test), ("today.inside.test", node.inside and node.inside.test)):
+        if unknown := sorted(set(keys or {}) - known):
+            raise ConfigError(f"{where}.{name}.{unknown[0]}: not a key of a {conf.test['kind']} test; "
+                              f"valid: {', '.join(sorted(known))}")
+    return Today(test=None if node.test is None else dict(node.test), unchanged=node.unchanged,
+                 inside=None if node.inside is None else dict(node.inside.test), conditions=node.conditions)
+
+
 def claims_path(paper: str) -> Path:
     return data_file(f"experiments/{paper}/{CLAIMS_FILE}")
+
+
+def _claim_named(raw, exc: Exception) -> str:
+    """The first line of ``exc``, after the key it names; inside a claim, ``claims[i] (id).key``
+    (OmegaConf names a key of a nested node without the claim it is in, so each claim is merged alone)."""
+    listed = raw.get("claims") if isinstance(raw, dict) else None
+    for index, claim in enumerate(listed if isinstance(listed, list) else []):
+        try:
+            OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ClaimConf), claim))
+        except (OmegaConfBaseException, ValueError) as inner:
+            named = claim.get("id") if isinstance(claim, dict) else None
+            key = f".{inner.full_key}" if getattr(inner, "full_key", None) else ""
+            return f"claims[{index}] ({named}){key}: {first_line(inner)}"
+    key = getattr(exc, "full_key", None)
+    return f"{key + ': ' if key else ''}{first_line(exc)}"
 
 
 def parse_claims(paper: str, text: str, path: Path | str) -> list[Claim]:
@@ -211,9 +306,7 @@ def parse_claims(paper: str, text: str, path: Path | str) -> list[Claim]:
         raw = yaml.load(text, Loader=_Loader)
         confs = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ClaimsFileConf), raw or {})).claims
     except (yaml.YAMLError, OmegaConfBaseException, ValueError) as exc:
-        key = getattr(exc, "full_key", None)
-        first = str(exc).strip().splitlines()[0]
-        raise ConfigError(f"{path}: {key + ': ' if key else ''}{first}") from None
+        raise ConfigError(f"{path}: {_claim_named(raw if 'raw' in locals() else None, exc)}") from None
     claims, seen = [], set()
     for index, conf in enumerate(confs):
         where = f"{path}: claims[{index}] ({conf.id})"
@@ -230,7 +323,8 @@ def parse_claims(paper: str, text: str, path: Path | str) -> list[Claim]:
                             partly=_region(f"{where}.partly", conf.partly), timing=conf.timing,
                             not_run=conf.not_run, conditions=conf.conditions,
                             amendments=tuple(_amendment(f"{where}.amendments[{k}]", amendment)
-                                             for k, amendment in enumerate(conf.amendments))))
+                                             for k, amendment in enumerate(conf.amendments)),
+                            today=_today(where, conf)))
     return claims
 
 

@@ -16,15 +16,19 @@ import pandas as pd
 from svmrepro.report.claims.lock import COMMAND, LockEntry, lock_path, read_lock
 from svmrepro.report.claims.schema import Claim, claims_path, load_claims
 from svmrepro.report.claims.scoreboard_csv import write_claims_csv
+from svmrepro.report.claims.today import TodayVerdict, judge_today
 from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
 from svmrepro.report.runs import read_runs
 
 SCOREBOARD = "README.md"
+#: the page of the claims about time against today's solver (:mod:`svmrepro.report.claims.today_page`)
+TODAY_PAGE = "today.md"
 THUMB_WIDTH = 140
 RUNS_SUFFIX = ".runs.csv"
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
+    """``text`` as one Markdown table cell: its pipes escaped, on one line."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -88,14 +92,22 @@ def claims_section(verdicts: list[Verdict]) -> list[str]:
              "region gives, the conditions ours differ from the paper's in, and the commit that registered the "
              "claim ([all claims and their amendments](../README.md)):", "",
              "| claim | the paper | ours | verdict | conditions | registered |", "|---|---|---|---|---|---|"]
-    lines += [f"| {_cell(v.claim.source)}: {_cell(v.claim.claim)} | {_cell(v.claim.paper_says)} | {_cell(v.ours())} "
-              f"| **{v.verdict}**: {_cell(v.reason)} | {_cell(v.claim.conditions.text())} "
-              f"| {_cell(registered(v.claim, locks[v.claim.paper].get(v.claim.id), '../' + SCOREBOARD))} |"
+    lines += [f"| {cell(v.claim.source)}: {cell(v.claim.claim)} | {cell(v.claim.paper_says)} | {cell(v.ours())} "
+              f"| **{v.verdict}**: {cell(v.reason)} | {cell(v.claim.conditions.text())} "
+              f"| {cell(registered(v.claim, locks[v.claim.paper].get(v.claim.id), '../' + SCOREBOARD))} |"
               for v in verdicts]
     return lines
 
 
-def _row(verdict: Verdict, entry: LockEntry | None, results_dir: Path) -> str:
+def today_cell(today: TodayVerdict | None) -> str:
+    """The scoreboard's "against today's solver" of a claim: its verdict word and, where the method
+    runs today's solver inside, that verdict (blank for a claim without a ``today`` block)."""
+    if today is None:
+        return ""
+    return f"**{today.today.verdict}**" + (f"; inside: **{today.inside.verdict}**" if today.inside else "")
+
+
+def _row(verdict: Verdict, today: TodayVerdict | None, entry: LockEntry | None, results_dir: Path) -> str:
     claim = verdict.claim
     link = thumb = ""
     if claim.output:
@@ -109,8 +121,8 @@ def _row(verdict: Verdict, entry: LockEntry | None, results_dir: Path) -> str:
     if verdict.estimate is not None:
         runs = f"{len(verdict.estimate.runs)} runs, {verdict.seeds} seeds; {', '.join(verdict.commits)}"
     cells = [claim.paper, f"{claim.source}: {claim.claim}", claim.conditions.text(), verdict.ours(), claim.paper_says,
-             f"**{verdict.verdict}**: {verdict.reason}", runs, registered(claim, entry), link, thumb]
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+             f"**{verdict.verdict}**: {verdict.reason}", today_cell(today), runs, registered(claim, entry), link, thumb]
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
 def amendment_lines(verdicts: list[Verdict]) -> list[str]:
@@ -124,9 +136,9 @@ def amendment_lines(verdicts: list[Verdict]) -> list[str]:
     if not amended:
         return [*lines, "", "No claim has been amended."]
     for claim in amended:
-        lines += ["", f"### {claim.paper}: {claim.id}", "", f"{_cell(claim.source)}: {_cell(claim.claim)}", "",
+        lines += ["", f"### {claim.paper}: {claim.id}", "", f"{cell(claim.source)}: {cell(claim.claim)}", "",
                   "| commit | date | changed | why | verdict before |", "|---|---|---|---|---|"]
-        lines += [f"| {a.commit[:7]} | {a.date} | {', '.join(a.changed)} | {_cell(a.why)} | {_cell(a.verdict_before)} |"
+        lines += [f"| {a.commit[:7]} | {a.date} | {', '.join(a.changed)} | {cell(a.why)} | {cell(a.verdict_before)} |"
                   for a in claim.amendments]
     return lines
 
@@ -135,10 +147,18 @@ def _relative(path: Path) -> str:
     return path.relative_to(path.parents[2]).as_posix()
 
 
+def claims_file(paper: str) -> str:
+    """``experiments/<paper>/claims.yaml``, as a page names it."""
+    return _relative(claims_path(paper))
+
+
 def write_scoreboard(papers: list[str], results_dir: Path, mode: str) -> tuple[Path, Counter]:
     """``<results_dir>/README.md`` and ``claims.csv``: every claim of ``papers`` with its verdict; the
     counts per verdict."""
-    verdicts = [v for paper in papers for v in judge_all(load_claims(paper), results_dir)]
+    tables = RunsTables(results_dir)
+    claims = [claim for paper in papers for claim in load_claims(paper)]
+    verdicts = [judge(claim, tables) for claim in claims]
+    todays = [judge_today(claim, tables) for claim in claims]
     locks = _locks(verdicts)
     counts = Counter(v.verdict for v in verdicts)
     lines = [f"# Does each claim hold? ({mode} mode)", "",
@@ -159,13 +179,16 @@ def write_scoreboard(papers: list[str], results_dir: Path, mode: str) -> tuple[P
              "conditions other than the paper's (scale, data, cores, parallel timing, error counts). *Registered* "
              "is the commit that first stated the claim; an amended claim links its amendments below. Each paper's "
              "claims and their lock: "
-             + ", ".join(f"`{_relative(claims_path(p))}`, `{_relative(lock_path(p))}`" for p in papers) + ".",
-             "", "| paper | claim | conditions | ours | the paper | verdict | runs, seeds; commits | registered "
-             "| output | figure |", "|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [_row(v, locks[v.claim.paper].get(v.claim.id), results_dir) for v in verdicts]
+             + ", ".join(f"`{claims_file(p)}`, `{_relative(lock_path(p))}`" for p in papers) + ". "
+             "*Against today's solver*: a claim about time judged again, in the same regions, with today's solver "
+             "(oneDAL) as the baseline and, after *inside*, inside the method too; *unchanged* where the claim "
+             f"compares no solver we could replace ([{TODAY_PAGE}]({TODAY_PAGE}) has the estimates).",
+             "", "| paper | claim | conditions | ours | the paper | verdict | against today's solver "
+             "| runs, seeds; commits | registered | output | figure |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [_row(v, today, locks[v.claim.paper].get(v.claim.id), results_dir) for v, today in zip(verdicts, todays)]
     lines += amendment_lines(verdicts)
     path = results_dir / SCOREBOARD
     results_dir.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
-    write_claims_csv(verdicts, locks, results_dir)
+    write_claims_csv(verdicts, todays, locks, results_dir)
     return path, counts

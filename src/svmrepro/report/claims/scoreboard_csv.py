@@ -5,8 +5,11 @@ Columns: ``paper, id, verdict, statistic, estimate, low, high`` (the statistic a
 interval; empty for a claim not run), ``expect_low, expect_high, partly_low, partly_high`` (the
 regions, open ends ``-inf``/``inf``; empty without the region), ``runs, seeds`` (those read),
 ``registered`` (the commit that registered the claim, from its lock), ``amended`` (the commits of
-its amendments, joined by ``;``) and ``conditions`` (``key: value; ...``). Numbers keep 6
-significant digits, so a rebuild on another machine writes the same bytes.
+its amendments, joined by ``;``), ``conditions`` (``key: value; ...``), and a timing claim's
+verdict against today's solver (:mod:`.today`): ``verdict_today, estimate_today, low_today,
+high_today``, the same with today's solver inside the method (``..._today_inside``), and
+``today_note``, what it was judged against or why it is ``unchanged`` (all empty for a claim without
+a ``today`` block). Numbers keep 6 significant digits, so a rebuild on another machine writes the same bytes.
 """
 
 from __future__ import annotations
@@ -17,15 +20,31 @@ import pandas as pd
 
 from svmrepro.report.claims.lock import LockEntry
 from svmrepro.report.claims.schema import Region
+from svmrepro.report.claims.today import TodayVerdict
 from svmrepro.report.claims.verdict import Verdict
 
 CLAIMS_CSV = "claims.csv"
 COLUMNS = ("paper", "id", "verdict", "statistic", "estimate", "low", "high", "expect_low", "expect_high",
-           "partly_low", "partly_high", "runs", "seeds", "registered", "amended", "conditions")
+           "partly_low", "partly_high", "runs", "seeds", "registered", "amended", "conditions",
+           "verdict_today", "estimate_today", "low_today", "high_today", "verdict_today_inside",
+           "estimate_today_inside", "low_today_inside", "high_today_inside", "today_note")
 
 
 def _ends(region: Region | None) -> tuple[float | None, float | None]:
     return (region.low, region.high) if region is not None else (None, None)
+
+
+def _reading(verdict: Verdict | None, suffix: str) -> dict:
+    """A verdict against today's solver as the columns ``verdict<suffix>, estimate<suffix>, ...``."""
+    estimate = verdict.estimate if verdict is not None else None
+    return {f"verdict{suffix}": verdict.verdict if verdict is not None else None,
+            f"estimate{suffix}": estimate.value if estimate else None,
+            f"low{suffix}": estimate.low if estimate else None, f"high{suffix}": estimate.high if estimate else None}
+
+
+def _today(today: TodayVerdict | None) -> dict:
+    return {**_reading(today and today.today, "_today"), **_reading(today and today.inside, "_today_inside"),
+            "today_note": today.note if today is not None else None}
 
 
 def _row(verdict: Verdict, entry: LockEntry | None) -> dict:
@@ -44,10 +63,12 @@ def _row(verdict: Verdict, entry: LockEntry | None) -> dict:
     }
 
 
-def write_claims_csv(verdicts: list[Verdict], locks: dict[str, dict[str, LockEntry]], results_dir: Path) -> Path:
-    """``<results_dir>/claims.csv`` of ``verdicts`` (``locks``: each paper's lock entries by claim id)."""
-    table = pd.DataFrame([_row(v, locks.get(v.claim.paper, {}).get(v.claim.id)) for v in verdicts],
-                         columns=list(COLUMNS))
+def write_claims_csv(verdicts: list[Verdict], todays: list[TodayVerdict | None],
+                     locks: dict[str, dict[str, LockEntry]], results_dir: Path) -> Path:
+    """``<results_dir>/claims.csv`` of ``verdicts`` and, for each, its verdict against today's solver
+    (``todays``, None for a claim without one); ``locks``: each paper's lock entries by claim id."""
+    table = pd.DataFrame([{**_row(v, locks.get(v.claim.paper, {}).get(v.claim.id)), **_today(today)}
+                          for v, today in zip(verdicts, todays, strict=True)], columns=list(COLUMNS))
     path = results_dir / CLAIMS_CSV
     table.to_csv(path, index=False, float_format="%.6g")
     return path

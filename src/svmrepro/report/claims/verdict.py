@@ -91,12 +91,13 @@ def decide(claim: Claim, estimate: Estimate) -> tuple[str, str]:
     return NOT_SUPPORTED, f"interval outside {expect.text()}; partly ({partly.text()}) undecided: straddles its edge"
 
 
-def judge(claim: Claim, runs: Mapping[str, pd.DataFrame | None]) -> Verdict:
+def judge(claim: Claim, runs: Mapping[str, pd.DataFrame | None], test: str = "test") -> Verdict:
     """``claim``'s verdict from ``runs``, the runs table of each output (absent or None when it has
-    none yet): its own output's, and those of the other outputs its primitive reads."""
+    none yet): its own output's, and those of the other outputs its primitive reads; ``test``: where
+    the claims file gives ``claim.test``, for errors (``today.test`` for a reading against today's solver)."""
     if claim.not_run is not None:
         return Verdict(claim, NOT_RUN, claim.not_run)
-    where = f"experiments/{claim.paper}/claims.yaml: {claim.id}.test"
+    where = f"experiments/{claim.paper}/claims.yaml: {claim.id}.{test}"
     module = primitive(claim.test.get("kind"), where)
     tables = {name: runs.get(name or claim.output) for name in outputs_read(module, claim.test)}
     missing = [name or claim.output for name, table in tables.items() if table is None or table.empty]

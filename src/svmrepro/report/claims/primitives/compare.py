@@ -7,7 +7,9 @@
            x: params.dataset.n_train, at: all, by: tags.seed}
 
 Runs pair when they share ``by`` (the seed) and, with ``x``, the value of ``x``. A side may name a
-metric of its own: ``b: {group: cascade_svc, metric: critical_path_time_s}``. A ratio is the
+metric of its own: ``b: {group: cascade_svc, metric: critical_path_time_s}``, and the output whose runs it
+reads (the claim's own when not given): ``a: {output: cascade/table1_today, group: svc_onedal}`` pairs the
+runs of a companion output with the claim's, by seed and ``x``. A ratio is the
 geometric mean of the pairs' ratios, its interval the t interval of their logarithms; a difference
 is the mean of the pairs' differences. The p-value is a two-sided one-sample t test of those
 (log) differences against 0 (a paired t test), the effect size their mean over their standard
@@ -16,6 +18,7 @@ deviation (Cohen's d_z).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -29,12 +32,12 @@ from svmrepro.report.stats import paired
 
 STATS = ("ratio", "difference")
 #: the keys of a side given as a mapping
-SIDE_KEYS = ("group", "metric")
+SIDE_KEYS = ("group", "metric", "output")
 
 
 @dataclass
 class Test(Selection):
-    """A ``compare`` test's arguments; a side (``a``, ``b``) is a group or ``{group, metric}``."""
+    """A ``compare`` test's arguments; a side (``a``, ``b``) is a group or ``{group, metric, output}``."""
 
     #: the metric of both sides (a side may name its own)
     metric: Optional[str] = None
@@ -77,11 +80,20 @@ class Test(Selection):
     def reads(self) -> list[tuple[str, str, list]]:
         return [*super().reads(), ("by", self.by, [])]
 
+    def own(self) -> list[bool]:
+        """Per side, whether it reads the claim's own output (what :mod:`..check` holds the test against)."""
+        return [not (isinstance(side, dict) and side.get("output")) for side in (self.a, self.b)]
+
     def groups(self) -> list[tuple[str, Any]]:
-        return [(key, group) for key, group, _, _ in self.sides()]
+        return [(key, group) for (key, group, _, _), own in zip(self.sides(), self.own()) if own]
 
     def metrics(self) -> list[tuple[str, str]]:
-        return [(key, measured) for _, _, key, measured in self.sides()]
+        return [(key, measured) for (_, _, key, measured), own in zip(self.sides(), self.own()) if own]
+
+
+def outputs(test: dict) -> list[str | None]:
+    """The outputs whose runs the test reads, ``a``'s then ``b``'s (None: the claim's own)."""
+    return [side.get("output") if isinstance(side, dict) else None for side in (test.get("a"), test.get("b"))]
 
 def side(test: dict, name: str) -> tuple[str, str]:
     """(group, metric) of side ``name`` (``a`` or ``b``): a group alone takes the test's ``metric``."""
@@ -99,18 +111,23 @@ def _values(runs: pd.DataFrame, test: dict, name: str, keys: list[str], where: s
     return frame.dropna().groupby(keys)["value"].mean()
 
 
-def evaluate(test: dict, runs: pd.DataFrame, where: str) -> Estimate:
+def evaluate(test: dict, runs: Mapping[str | None, pd.DataFrame], where: str) -> Estimate:
     stat = test.get("stat", "ratio")
     if stat not in STATS:
         raise SvmReproError(f"{where}.stat: {stat!r}; valid: {', '.join(STATS)}")
-    kept = select(runs, test, where)
     keys = [test.get("by", SEED_COLUMN), *([test["x"]] if "x" in test else [])]
-    a, b = (_values(kept, test, name, keys, where) for name in ("a", "b"))
+    kept = {name: select(runs[output], test, where) for name, output in zip(("a", "b"), outputs(test))}
+    a, b = (_values(kept[name], test, name, keys, where) for name in ("a", "b"))
     pairs = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
     (group_a, metric_a), (group_b, metric_b) = side(test, "a"), side(test, "b")
     named = metric_b if metric_a == metric_b else f"{metric_b} / {metric_a}"
     symbol = "/" if stat == "ratio" else "-"
     statistic = f"{named}: {group_b} {symbol} {group_a}"
     compared = paired(pairs["a"], pairs["b"], ratio=stat == "ratio")
-    used = kept[kept[group_column(test)].astype(str).isin([group_a, group_b])]
+    output_a, output_b = outputs(test)
+    if output_a == output_b:  # one table: a run of both sides (two metrics of the same runs) counts once
+        used = kept["a"][kept["a"][group_column(test)].astype(str).isin([group_a, group_b])]
+    else:
+        used = pd.concat([group_runs(kept["a"], test, group_a, where), group_runs(kept["b"], test, group_b, where)],
+                         ignore_index=True)
     return Estimate.of(statistic, compared, used, "pairs", p_value=compared.p_value, effect=compared.effect)

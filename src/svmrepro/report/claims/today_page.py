@@ -1,0 +1,112 @@
+"""``<results>/today.md``: which claims about time still hold on a CPU against today's solver (issue 31).
+
+One row per claim about time (``timing: true``) of every paper: its verdict against the paper's own
+baseline and against today's solver (:mod:`.today`), each with its estimate and 95 % interval, and
+with today's solver inside the method where the claim has that reading. Every number and the
+solver's name and version are read from the runs tables (:class:`.scoreboard.RunsTables`), so
+``svmrepro-reproduce`` and ``--from-csv`` write it beside the scoreboard and ``claims.csv``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from svmrepro.exclusive import LOAD_MARGIN
+from svmrepro.report.claims.estimate import Estimate
+from svmrepro.report.claims.schema import Claim, load_claims
+from svmrepro.report.claims.scoreboard import SCOREBOARD, TODAY_PAGE, RunsTables, cell, claims_file
+from svmrepro.report.claims.today import UNCHANGED, TodayVerdict, judge_today
+from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
+from svmrepro.solver import SOLVER_TAG, SOLVER_VERSION_TAG
+
+SOLVER_COLUMNS = (f"tags.{SOLVER_TAG}", f"tags.{SOLVER_VERSION_TAG}")
+
+
+def solvers(verdicts: list[Verdict | None]) -> set[tuple[str, str]]:
+    """(solver, version) of every solver the runs ``verdicts`` read were fitted with (a run tagged
+    ``libsvm+onedal`` names two)."""
+    found = set()
+    for verdict in verdicts:
+        runs = verdict.estimate.runs if verdict is not None and verdict.estimate is not None else None
+        if runs is None or not all(column in runs for column in SOLVER_COLUMNS):
+            continue
+        for names, versions in runs[list(SOLVER_COLUMNS)].dropna().astype(str).itertuples(index=False):
+            found |= set(zip(names.split("+"), versions.split("+")))
+    return found
+
+
+def reading(verdict: Verdict | None) -> str:
+    """``**supported**: 0.42 [0.38, 0.47]``: the verdict word and the estimate with its interval."""
+    if verdict is None:
+        return ""
+    estimate: Estimate | None = verdict.estimate
+    text = f"**{verdict.verdict}**"
+    if estimate is not None and np.isfinite(estimate.value):
+        text += f": {estimate.value:.3g}"
+        if estimate.has_interval:
+            text += f" [{estimate.low:.3g}, {estimate.high:.3g}]"
+    return text
+
+
+def _link(claim: Claim, results_dir: Path) -> str:
+    """The claim's id, linked to its output's page as the scoreboard links it (its claims file named
+    while the page is not built)."""
+    paper, _, output_id = (claim.output or "").partition("/")
+    page = Path(paper) / f"{output_id}.md"
+    if claim.output and (results_dir / page).is_file():
+        return f"[{claim.id}]({page.as_posix()})"
+    return f"{claim.id} (`{claims_file(claim.paper)}`)"
+
+
+def _basis(claim: Claim, today: TodayVerdict | None) -> str:
+    if today is None:
+        return claim.not_run or ""
+    return "; ".join(text for text in (today.note, claim.today.conditions.text()) if text)
+
+
+def _row(verdict: Verdict, today: TodayVerdict | None, results_dir: Path) -> str:
+    claim = verdict.claim
+    cells = [claim.paper, _link(claim, results_dir), f"{claim.source}: {claim.claim}", reading(verdict),
+             reading(today.today) if today else "", reading(today.inside) if today else "", _basis(claim, today)]
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
+
+
+def today_solver(verdicts: list[Verdict], todays: list[TodayVerdict]) -> str:
+    """Today's solver as its runs name it: the solvers the readings against today's solver fitted
+    with that the papers' own baselines did not (``onedal 2026.2.0``)."""
+    new = solvers([r for t in todays for r in (t.today, t.inside)]) - solvers(verdicts)
+    return ", ".join(f"`{name}` {version}" for name, version in sorted(new)) or "no run of it yet"
+
+
+def write_today_page(papers: list[str], results_dir: Path, mode: str) -> Path:
+    """``<results_dir>/today.md`` of every claim about time of ``papers``, judged on the runs tables
+    under ``results_dir``."""
+    tables = RunsTables(results_dir)
+    claims = [claim for paper in papers for claim in load_claims(paper) if claim.timing]
+    verdicts = [judge(claim, tables) for claim in claims]
+    todays = [judge_today(claim, tables) for claim in claims]
+    judged = [t for t in todays if t is not None]
+    counts = Counter(t.today.verdict for t in judged)
+    lines = [f"# Which claims about time still hold on a CPU against today's solver? ({mode} mode)", "",
+             f"Today's solver, as the runs' `{SOLVER_TAG}` and `{SOLVER_VERSION_TAG}` tags name it: "
+             f"{today_solver(verdicts, judged)}. Each of the {len(claims)} claims about time of {len(papers)} papers "
+             f"is judged twice in the regions it stated before our numbers were read: against the paper's own "
+             "baseline, as on the [scoreboard](" + SCOREBOARD + "), and against today's solver (its `today` block in "
+             "the paper's `claims.yaml`); where the method can run today's solver inside, a third time with it "
+             "inside. *unchanged*: the claim compares no solver we could replace. Each cell is the verdict and the "
+             "statistic with its 95 % interval, read from the runs committed beside the outputs.", "",
+             f"{len(judged)} judged against today's solver: "
+             + " · ".join(f"**{word}**: {counts.get(word, 0)}" for word in (*VERDICTS, UNCHANGED)), "",
+             "Timing protocol: a timed experiment runs its jobs alone on the machine, and a claim about time that "
+             f"reads a run timed at a 1-minute load above the cores + {LOAD_MARGIN} is inconclusive. Regenerate "
+             f"with `svmrepro-reproduce --mode {mode}` (or `--from-csv` from the committed runs tables).", "",
+             "| paper | claim | in words | against the paper's baseline | against today's solver "
+             "| with today's solver inside | basis, conditions |", "|---|---|---|---|---|---|---|"]
+    lines += [_row(v, t, results_dir) for v, t in zip(verdicts, todays)]
+    path = results_dir / TODAY_PAGE
+    results_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
