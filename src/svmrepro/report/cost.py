@@ -31,12 +31,11 @@ CPU_COLUMNS = ("metrics.fit_cpu_s", "metrics.predict_cpu_s")
 #: a run's wall seconds: its fit, predicting the test and the training splits, the framework's own work
 WALL_COLUMNS = ("metrics.fit_time_s", "metrics.predict_time_s", "metrics.predict_train_time_s",
                 "metrics.run_overhead_s")
+#: what a re-run spends that neither holds
 LEFT_OUT = ("loading or generating the data sets, the analyses and decision surfaces some experiments compute, "
             "predicting a validation split, the CPU of predicting the training split, starting each sweep "
             "(its processes, Hydra's composition), building the pages, and earlier runs of a configuration "
             "made again (a runs table holds the latest)")
-
-
 #: cost.csv's columns, one row per output
 COST_COLUMNS = ("paper", "output", "runs", "cpu_s", "wall_s", "runs_without_predict_cpu", "runs_without_overhead",
                 "timing", "jobs_at_once", "rerun_wall_s", "first_commit", "last_commit", "commits", "first_run",
@@ -77,12 +76,13 @@ def output_cost(experiment: str, runs: pd.DataFrame, mode: str, n_jobs: int) -> 
     cfg = compose_config([f"experiment={experiment}", f"mode={mode}"])
     at_once = jobs_at_once(cfg, n_jobs)
     wall = summed(runs, WALL_COLUMNS).sum()
+    logged = runs.reindex(columns=[*CPU_COLUMNS, *WALL_COLUMNS]).notna()  # a self-benchmark predicts nothing
     commits = commit_column(runs.sort_values("start_time")).dropna()
     return {
         "paper": experiment.split("/")[0], "output": experiment, "runs": len(runs),
         "cpu_s": round(summed(runs, CPU_COLUMNS).sum(), 1), "wall_s": round(wall, 1),
-        "runs_without_predict_cpu": int(runs.reindex(columns=["metrics.predict_cpu_s"]).iloc[:, 0].isna().sum()),
-        "runs_without_overhead": int(runs.reindex(columns=["metrics.run_overhead_s"]).iloc[:, 0].isna().sum()),
+        "runs_without_predict_cpu": int((logged["metrics.predict_time_s"] & ~logged["metrics.predict_cpu_s"]).sum()),
+        "runs_without_overhead": int((~logged["metrics.run_overhead_s"]).sum()),
         "timing": EXCLUSIVE if is_exclusive(cfg) else SHARED, "jobs_at_once": at_once,
         "rerun_wall_s": round(wall / at_once, 1),
         "first_commit": commits.iloc[0][:7] if len(commits) else "", "last_commit": commits.iloc[-1][:7] if len(commits) else "",
@@ -136,8 +136,8 @@ def cost_markdown(costs: pd.DataFrame, runs: pd.DataFrame, mode: str, n_jobs: in
         "and the command that re-runs it. Each run counts once, under its own experiment, also where another "
         f"output shows it. Measured on: {machines}.", "",
         f"- **CPU** sums each run's {', '.join(f'`{c[8:]}`' for c in CPU_COLUMNS)} (its fit, and predicting the "
-        f"test split); {costs['runs_without_predict_cpu'].sum()} runs, made before it was measured, have no "
-        "`predict_cpu_s`.",
+        f"test split); {costs['runs_without_predict_cpu'].sum()} runs, made before it was measured, have a "
+        "`predict_time_s` but no `predict_cpu_s`.",
         f"- **wall** sums each run's {', '.join(f'`{c[8:]}`' for c in WALL_COLUMNS)} (its fit, predicting the test "
         f"and the training splits, the framework's own work); {costs['runs_without_overhead'].sum()} runs, made "
         "before it was measured, have no `run_overhead_s`.",
