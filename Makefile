@@ -4,6 +4,8 @@
 # make test-bounds the test suite at the lowest and at the highest versions pyproject.toml allows (every direct
 #                  dependency: scikit-learn, mlflow, hydra-core, numpy...), each in a venv of its own; for CI,
 #                  not part of make test (about 35 minutes on 2 cores: a minute to install each, then the suite)
+# make time-readme times README's first two commands here (ONLY=quick or ONLY=tests: one of them) into
+#                  results/bench/readme_commands.csv and README's block of their times; on an idle machine
 # make ui          the MLflow UI for the project's store on http://127.0.0.1:5000 (it prints each experiment's link)
 # make docs        the documentation site into build/docs/ (open build/docs/index.html); a warning, a broken
 #                  link among them, fails it
@@ -15,7 +17,7 @@ INSTALLED := $(VENV)/.installed
 UI_WORKERS ?= 1
 UI_PORT ?= 5000
 
-.PHONY: install reproduce reproduce-full test test-bounds ui docs clean
+.PHONY: install reproduce reproduce-full test test-bounds time-readme ui docs clean
 
 install: $(INSTALLED)
 
@@ -63,6 +65,11 @@ test-bounds: $(UV)
 		$$venv/bin/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal -p no:cacheprovider $(PYTEST_ARGS) \
 			|| { status=1; echo "== $$bound: FAILED"; }; \
 	done; exit $$status
+
+ONLY ?=
+
+time-readme: install
+	$(PY) -m svmrepro.readme_times $(if $(ONLY),--only $(ONLY))
 
 # MLflow's job runner (AI-judge jobs, a dozen worker processes) is off: the UI of runs needs none.
 # The links printed first open each experiment's runs table (MLflow opens its GenAI view otherwise).

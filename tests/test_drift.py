@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from svmrepro.report.readme_times import MEASUREMENTS
 from svmrepro.reproduce import main as reproduce
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -24,7 +25,8 @@ def committed(pattern: str) -> list[str]:
 def test_every_committed_output_rebuilds_from_its_runs_csv_unchanged(tmp_path):
     results = tmp_path / "results"
     (tmp_path / "experiments").symlink_to(CHECKOUT / "experiments")  # the bench README links its protocol beside it
-    for name in committed("*.runs.csv") + committed("*.json"):  # the runs, and the sidecars drawn from
+    # the runs, the sidecars drawn from, and README's commands' times (measured, not built from runs)
+    for name in committed("*.runs.csv") + committed("*.json") + committed(MEASUREMENTS.as_posix()):
         copy = results / Path(name).relative_to("results")
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(CHECKOUT / name, copy)

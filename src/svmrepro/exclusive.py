@@ -47,6 +47,13 @@ def is_exclusive(cfg) -> bool:
     return getattr(cfg.timing, "value", cfg.timing) == EXCLUSIVE
 
 
+def jobs_at_once(cfg, n_jobs: int) -> int:
+    """How many jobs of a composed config's sweep ``svmrepro-reproduce`` runs at once with a plan of
+    ``n_jobs``: one when it is timed (``timing: exclusive``), else at most its ``sweep_jobs``."""
+    limit = 1 if is_exclusive(cfg) else cfg.get("sweep_jobs")
+    return min(n_jobs, limit) if limit else n_jobs
+
+
 def lock_path() -> Path:
     """``$SVMREPRO_TIMING_LOCK``, else the user's own file (the uid in its name) in the user's runtime
     folder (``$XDG_RUNTIME_DIR``) or the temporary folder."""

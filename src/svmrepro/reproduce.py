@@ -70,13 +70,14 @@ from svmrepro.compose import (
 from svmrepro.locations import PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
-from svmrepro.exclusive import is_exclusive
+from svmrepro.exclusive import jobs_at_once
 from svmrepro.identity import config_hash
 from svmrepro.preflight import claims_problems, reproduction_problems
 from svmrepro.redact import RedactFilter
 from svmrepro.report import Output, build_output, output_paths, write_not_run
 from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
+from svmrepro.report.cost import write_cost
 from svmrepro.report.claims.schema import claims_path, load_claims
 from svmrepro.report.claims.scoreboard import RunsTables, write_scoreboard
 from svmrepro.report.claims.today_page import write_today_page
@@ -126,8 +127,7 @@ def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list
     ``tracking_uri`` is passed as ``$MLFLOW_TRACKING_URI``."""
     cfg = compose_config([f"experiment={experiment}", f"mode={plan.mode}"])
     settings.check(cfg)
-    limit = 1 if is_exclusive(cfg) else cfg.get("sweep_jobs")
-    n_jobs = min(plan.n_jobs, limit) if limit else plan.n_jobs
+    n_jobs = jobs_at_once(cfg, plan.n_jobs)
     command = [
         sys.executable, "-m", "svmrepro", "-m", f"experiment={experiment}", f"mode={plan.mode}",
         f"hydra/launcher={plan.launcher}", f"hydra.launcher.n_jobs={n_jobs}", *searchpath_override(), *extra,
@@ -566,6 +566,7 @@ def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
             failed.append(experiment)
     if any(e.split("/")[0] == BENCH for e in ordered):
         log.info("wrote %s", write_bench_readme(plan.results_dir, plan.mode, args.override, spec_of))
+    log.info("wrote %s", write_cost(plan.results_dir, plan.mode, plan.n_jobs))  # where the runs' time went
     with_claims = [paper for paper in papers() if claims_path(paper).is_file()]
     counts: Counter = Counter()
     if with_claims:
