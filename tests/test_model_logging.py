@@ -27,7 +27,7 @@ REGRESSION = ["dataset=friedman1", "dataset.n_train=100", "dataset.n_test=50"]
 SEPARABLE = ["dataset=separable", "dataset.n_train=60", "dataset.n_test=50"]
 CLASSIFICATION = ["dataset=gaussian_clouds", "dataset.n_train=120", "dataset.n_test=50"]
 DATA = {"svr": REGRESSION, "svr_onedal": REGRESSION, "decomposition_svr": REGRESSION, "full_qp_svr": REGRESSION,
-        "psv_svc": SEPARABLE, "svc_hard_linear": SEPARABLE}
+        "psv_svc": SEPARABLE, "psv_svc_onedal": SEPARABLE, "svc_hard_linear": SEPARABLE}
 CASES = [pytest.param([f"algorithm={a}", *DATA.get(a, CLASSIFICATION)], marks=needs_extra(a)) for a in ALGORITHMS] + [
     ["algorithm=svc", *CLASSIFICATION, "selection=grid_cv", "selection.param_grid.C=[0.1,1.0]",
      "selection.cv.n_splits=2"]]
