@@ -178,6 +178,20 @@ def test_a_timing_on_a_loaded_machine_or_too_few_runs_is_inconclusive():
     assert decide(faster, one)[0] == INCONCLUSIVE
 
 
+def test_a_one_group_test_reads_the_output_its_output_key_names():
+    """A method run only in a companion output (oneDAL inside it, ``<id>_today``) is judged from that
+    output's runs, not the claim's own."""
+    from dataclasses import replace
+
+    faster, _ = claims()
+    test = {"kind": "threshold", "metric": "fit_cpu_s", "group": "a", "output": "toy/table1_today"}
+    claim = replace(faster, test=test)
+    own, companion = runs([100.0, 100.0, 100.0], []), runs([0.2, 0.3, 0.25], [])
+    assert judge(claim, {"toy/table1": own}).verdict == NOT_RUN
+    found = judge(claim, {"toy/table1": own, "toy/table1_today": companion})
+    assert found.estimate.value == pytest.approx(0.25) and found.verdict == SUPPORTED
+
+
 def test_judge_reads_the_runs_and_says_not_run_without_them():
     faster, speech = claims()
     assert judge(speech, {}).verdict == NOT_RUN

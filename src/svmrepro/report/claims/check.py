@@ -254,10 +254,13 @@ def check_paper(paper: str, runs_dirs: Sequence[Path] = (), known: dict[str, Pro
         if claim.output not in outputs:
             raise ConfigError(f"{where}.output: no experiment {claim.output} "
                               "(expected <paper>/<id> of a file conf/experiment/<paper>/<id>.yaml)")
-        if claim.output not in known:
-            known[claim.output] = produced(claim.output, runs_dirs)
         for key, test in _readings(claim).items():
-            _check_reads(typed_test(replace(claim, test=test), f"{where}.{key}"), known[claim.output], claim.output,
+            output = test.get("output") or claim.output  # a one-group test may read another output's runs
+            if output not in outputs:
+                raise ConfigError(f"{where}.{key}.output: no experiment {output}")
+            if output not in known:
+                known[output] = produced(output, runs_dirs)
+            _check_reads(typed_test(replace(claim, test=test), f"{where}.{key}"), known[output], output,
                          f"{where}.{key}")
     return len(claims)
 

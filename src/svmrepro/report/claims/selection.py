@@ -72,6 +72,9 @@ class OneGroup(Selection):
 
     metric: str = MISSING
     group: Any = MISSING
+    #: the output whose runs the test reads (``<paper>/<id>``), when not the claim's own: a reading
+    #: against today's solver of a method run only in the companion output (``<id>_today``)
+    output: Optional[str] = None
 
     def problems(self) -> list[tuple[str, str]]:
         found = super().problems()

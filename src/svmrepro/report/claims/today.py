@@ -48,7 +48,7 @@ def basis(claim: Claim) -> str:
         if isinstance(value, dict) and "group" in value:
             named.append(f"{value['group']} ({value.get('output') or claim.output})")
         elif key in ("a", "b", "group"):
-            named.append(f"{value} ({claim.output})")
+            named.append(f"{value} ({today.test.get('output') or claim.output})")
     return "against " + ", ".join(named) if named else f"today's test keys {', '.join(today.test)}"
 
 

@@ -104,7 +104,7 @@ def judge(claim: Claim, runs: Mapping[str, pd.DataFrame | None], test: str = "te
     if missing:
         return Verdict(claim, NOT_RUN, f"no runs of {', '.join(missing)} yet")
     try:
-        estimate = module.evaluate(claim.test, tables if reads_outputs(module) else tables[None], where)
+        estimate = module.evaluate(claim.test, tables if reads_outputs(module) else next(iter(tables.values())), where)
     except SvmReproError as exc:  # the primitives name ``where`` themselves
         message = str(exc)
         raise SvmReproError(message if message.startswith(where) else f"{where}: {message}") from None

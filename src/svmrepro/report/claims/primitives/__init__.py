@@ -2,8 +2,9 @@
 
 A claim's ``test.kind`` names the module; adding a primitive is adding a module here. Each module
 declares its test's arguments as a dataclass ``Test``. A primitive reads its claim's own output's runs
-table, unless it declares ``outputs(test)``: the outputs whose runs it reads (None: the claim's own);
-its ``evaluate`` then gets a mapping from each of them to its runs table.
+table (or that of the output its test's ``output`` key names), unless it declares ``outputs(test)``: the
+outputs whose runs it reads (None: the claim's own); its ``evaluate`` then gets a mapping from each of them
+to its runs table.
 """
 
 from __future__ import annotations
@@ -32,4 +33,4 @@ def reads_outputs(module: ModuleType) -> bool:
 
 def outputs_read(module: ModuleType, test: dict) -> list[str | None]:
     """The outputs whose runs ``module``'s evaluation of ``test`` reads (None: the claim's own)."""
-    return module.outputs(test) if reads_outputs(module) else [None]
+    return module.outputs(test) if reads_outputs(module) else [test.get("output")]
