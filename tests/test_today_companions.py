@@ -42,8 +42,9 @@ def _readings(claim: dict) -> list[tuple[str, dict]]:
 
 
 def _side(test: dict, key: str, output: str) -> tuple[str, str]:
-    """(output, group) a side of a test reads: a side's own ``output``, else the claim's."""
-    side = test[key]
+    """(output, group) a side of a test reads: a side's own ``output``, else the test's (a one-group test's
+    ``output`` key), else the claim's."""
+    side, output = test[key], test.get("output", output)
     return (side.get("output", output), str(side["group"])) if isinstance(side, dict) else (output, str(side))
 
 
