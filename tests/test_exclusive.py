@@ -80,12 +80,9 @@ def test_timing_is_not_part_of_a_runs_identity(tiny_cfg, store_uri, lock):
 def test_reproduce_runs_a_timed_experiments_sweep_one_job_at_a_time(monkeypatch, tmp_path):
     from svmrepro import reproduce
 
-    commands = []
-    monkeypatch.setattr(reproduce.subprocess, "run", lambda command, env=None: commands.append(command) or
-                        subprocess.CompletedProcess(command, 0))
     plan = reproduce.Plan("quick", tmp_path, "parallel", 2)
-    assert reproduce.run_sweep("cascade/table1", plan, None, [])  # timing: exclusive
-    assert reproduce.run_sweep("cross_training/fig1", plan, None, [])
+    commands = [reproduce.sweep_arguments("cascade/table1", plan, []),  # timing: exclusive
+                reproduce.sweep_arguments("cross_training/fig1", plan, [])]
     jobs = [next(a for a in c if a.startswith("hydra.launcher.n_jobs=")) for c in commands]
     assert jobs == ["hydra.launcher.n_jobs=1", "hydra.launcher.n_jobs=2"]
 

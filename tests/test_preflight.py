@@ -62,7 +62,7 @@ def folder(tmp_path, monkeypatch):
 
     def never(*args, **kwargs):
         raise AssertionError("a sweep started after a mistake")
-    monkeypatch.setattr(reproducing, "run_sweep", never)
+    monkeypatch.setattr(reproducing, "run_sweeps", never)
     # the package's papers' claims are checked by tests/test_claims_check.py; here the user's alone
     monkeypatch.setattr(reproducing, "papers", lambda: ["mine"])
     return tmp_path

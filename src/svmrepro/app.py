@@ -191,6 +191,20 @@ def other_sweeper(arguments: list[str]) -> bool:
     return any(arg.startswith("hydra/sweeper=") and arg != "hydra/sweeper=svmrepro" for arg in arguments)
 
 
+def run_hydra(arguments: list[str]) -> None:
+    """Hydra's run or sweep of svmrepro-run's ``arguments``, in this process (:mod:`svmrepro.sweeps` runs several in
+    one); its mistakes and failures end it with ``SystemExit`` and their exit code, as they end svmrepro-run.
+    ``--quiet`` is taken out for ``SVMREPRO_QUIET``, which the sweep's workers inherit."""
+    arguments = as_ours(arguments)
+    if QUIET_FLAG in arguments:
+        arguments = [arg for arg in arguments if arg != QUIET_FLAG]
+        os.environ[QUIET_ENV] = "1"
+    if any(flag in arguments for flag in MULTIRUN_FLAGS) and not other_sweeper(arguments):
+        arguments = per_job(arguments, config_groups() - {"experiment"})
+    sys.argv = sys.argv[:1] + arguments
+    job()
+
+
 def main() -> None:
     """The console script: ``--quiet`` is ours (passed on to sweep workers as ``SVMREPRO_QUIET``), and so is
     the shell completion of bash and zsh (``-sc install=bash``)."""
@@ -205,14 +219,8 @@ def main() -> None:
         print(f"svmrepro-run: error: {exc}", file=sys.stderr)
         sys.exit(2)
     os.environ[MAIN_PID_ENV] = str(os.getpid())
-    sys.argv = sys.argv[:1] + as_ours(sys.argv[1:])
-    if QUIET_FLAG in sys.argv[1:]:
-        sys.argv = [arg for arg in sys.argv if arg != QUIET_FLAG]
-        os.environ[QUIET_ENV] = "1"
-    if any(flag in sys.argv[1:] for flag in MULTIRUN_FLAGS) and not other_sweeper(sys.argv[1:]):
-        sys.argv = sys.argv[:1] + per_job(sys.argv[1:], config_groups() - {"experiment"})
     try:
-        job()
+        run_hydra(sys.argv[1:])
     except signals.Interrupted as stop:
         print(stop_line(stop), file=sys.stderr)
         sys.exit(stop.exit_code)

@@ -8,9 +8,10 @@
 
 Per mode, a plan (``reproduce/<mode>.yaml`` in the checkout, ``svmrepro/plans`` in the wheel) says
 where outputs go (below the current folder unless ``--results-dir``) and how sweeps are launched. A
-sweep is ``svmrepro-run -m experiment=<paper>/<id> mode=<mode>`` in a child process started in the
-current folder; finished runs are skipped by the runner, so an interrupted reproduction resumes where
-it stopped. ``--config-dir DIR`` adds a folder of the user's own experiments and data sets.
+sweep is what ``svmrepro-run -m experiment=<paper>/<id> mode=<mode>`` does; every sweep of a reproduction
+runs in one child process started in the current folder (:mod:`svmrepro.sweeps`), and each output is built as
+its sweep ends, while the next sweep runs. Finished runs are skipped by the runner, so an interrupted
+reproduction resumes where it stopped. ``--config-dir DIR`` adds a folder of the user's own experiments and data sets.
 
 An output built from MLflow is also logged there: its files become the artifacts of one run per
 (experiment, mode), ``report-<mode>``, tagged ``svmrepro.kind=report``; a rebuild replaces them.
@@ -43,6 +44,7 @@ from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow im
 one_line_stop("svmrepro-reproduce")
 
 import argparse
+import json
 import logging
 import os
 import subprocess
@@ -50,6 +52,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import astuple, dataclass
 from functools import cache
 from pathlib import Path
@@ -121,22 +124,48 @@ def spec_of(experiment: str, mode: str) -> ReportSpec:
     return spec_from_config(experiment, cfg.get("report"))
 
 
-def run_sweep(experiment: str, plan: Plan, tracking_uri: str | None, extra: list[str]) -> bool:
-    """The experiment's sweep in a child process, ``plan.n_jobs`` jobs at once or fewer when the
-    experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win.
-    ``tracking_uri`` is passed as ``$MLFLOW_TRACKING_URI``."""
+def sweep_arguments(experiment: str, plan: Plan, extra: list[str]) -> list[str]:
+    """``svmrepro-run`` arguments of the experiment's sweep: ``plan.n_jobs`` jobs at once or fewer when the
+    experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win."""
     cfg = compose_config([f"experiment={experiment}", f"mode={plan.mode}"])
     settings.check(cfg)
     n_jobs = jobs_at_once(cfg, plan.n_jobs)
-    command = [
-        sys.executable, "-m", "svmrepro", "-m", f"experiment={experiment}", f"mode={plan.mode}",
-        f"hydra/launcher={plan.launcher}", f"hydra.launcher.n_jobs={n_jobs}", *searchpath_override(), *extra,
-    ]
+    return ["-m", f"experiment={experiment}", f"mode={plan.mode}", f"hydra/launcher={plan.launcher}",
+            f"hydra.launcher.n_jobs={n_jobs}", *searchpath_override(), *extra]
+
+
+def run_sweeps(chosen: list[str], plan: Plan, tracking_uri: str | None, extra: list[str]) -> Iterator[tuple[str, bool]]:
+    """Each experiment's sweep, in ``chosen``'s order, all in one child process (:mod:`svmrepro.sweeps`) started
+    in the current folder; yields ``(experiment, whether every job succeeded)`` as each sweep ends, so its output
+    is built while the next one runs. An experiment whose sweep never ended (the child process died) is False.
+    ``tracking_uri`` is passed as ``$MLFLOW_TRACKING_URI``."""
+    sweeps = [(experiment, sweep_arguments(experiment, plan, extra)) for experiment in chosen]
+    for experiment, arguments in sweeps:
+        log.info("sweep: %s", " ".join(arguments))
     # the store reaches the child through its environment (read when tracking.uri is unset), never
     # its command line: a password in the URI would show in `ps` and in the logged command
     env = {**os.environ, TRACKING_URI_ENV: tracking_uri} if tracking_uri else None
-    log.info("sweep: %s", " ".join(command[2:]))
-    return subprocess.run(command, env=env).returncode == 0
+    read_end, write_end = os.pipe()
+    command = [sys.executable, "-m", "svmrepro.sweeps", "--status-fd", str(write_end), json.dumps(sweeps)]
+    try:
+        child = subprocess.Popen(command, env=env, pass_fds=(write_end,))
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:  # the child's copy alone: the status lines end when the child does
+        os.close(write_end)
+    ended = set()
+    with child, os.fdopen(read_end) as status:
+        for line in status:
+            report = json.loads(line)
+            ended.add(report["experiment"])
+            yield report["experiment"], report["code"] == 0
+    if child.returncode != 0 and len(ended) < len(sweeps):
+        log.error("the sweeps' process ended with exit code %s; %d sweeps did not end", child.returncode,
+                  len(sweeps) - len(ended))
+    for experiment in chosen:
+        if experiment not in ended:
+            yield experiment, False
 
 
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
@@ -168,15 +197,21 @@ def missing_data(experiment: str, mode: str) -> str | None:
     return None
 
 
-def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> bool:
-    """Sweep what is missing of ``experiment`` and build its output; False when it is not run."""
-    spec = spec_of(experiment, plan.mode)
-    out_dir = plan.results_dir / spec.paper_id
+def runnable(experiment: str, plan: Plan, args: argparse.Namespace) -> bool:
+    """Whether the experiment's data can be had; if not, its output is a page saying why."""
     reason = None if args.from_csv else missing_data(experiment, plan.mode)
     if reason:
-        path = write_not_run(spec, out_dir, reason)
+        spec = spec_of(experiment, plan.mode)
+        path = write_not_run(spec, plan.results_dir / spec.paper_id, reason)
         log.warning("%s: not run (%s); wrote %s", experiment, reason, path)
-        return False
+    return reason is None
+
+
+def build_one(experiment: str, plan: Plan, args: argparse.Namespace) -> bool:
+    """Build the output of ``experiment`` from its runs (MLflow's, or its runs CSV with ``--from-csv``); False
+    when it has none to build from."""
+    spec = spec_of(experiment, plan.mode)
+    out_dir = plan.results_dir / spec.paper_id
     if args.from_csv:
         runs_csv = output_paths(spec, out_dir).runs_csv
         if not runs_csv.is_file():
@@ -184,8 +219,6 @@ def reproduce_one(experiment: str, plan: Plan, args: argparse.Namespace) -> bool
             return False
         runs = read_runs(runs_csv)
     else:
-        if not args.no_run and not run_sweep(experiment, plan, args.tracking_uri, args.override):
-            log.error("%s: some runs failed; the output is built from the runs that finished", experiment)
         runs = gather_runs(spec, plan.mode, args.tracking_uri)
         if not args.include_extra:
             runs = without_extra(runs, spec, plan.mode, args.override)
@@ -554,36 +587,54 @@ def progress_line(done: int, total: int, started: float) -> str:
 
 
 def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
-    """Build each output in turn, then the bench README and the claims scoreboard; a summary at the end."""
+    """Sweep what is missing of each experiment (all sweeps in one process: :func:`run_sweeps`) and build each
+    output as its sweep ends, then the outputs of the whole reproduction (:func:`write_summaries`); a summary at
+    the end. An output that fails to build does not stop the others."""
     started = time.monotonic()
-    built, not_run, failed = [], [], []
-    for index, experiment in enumerate(ordered):
-        log.info("%s: %s", progress_line(index, len(ordered), started), experiment)
+    built, failed = [], []
+    not_run = [experiment for experiment in ordered if not runnable(experiment, plan, args)]
+    chosen = [experiment for experiment in ordered if experiment not in not_run]
+    swept = (((e, True) for e in chosen) if args.from_csv or args.no_run
+             else run_sweeps(chosen, plan, args.tracking_uri, args.override))
+    for index, (experiment, complete) in enumerate(swept):
+        log.info("%s: %s", progress_line(index, len(chosen), started), experiment)
+        if not complete:
+            log.error("%s: some runs failed; the output is built from the runs that finished", experiment)
         try:
-            (built if reproduce_one(experiment, plan, args) else not_run).append(experiment)
+            (built if build_one(experiment, plan, args) else not_run).append(experiment)
         except SvmReproError as exc:
             log.error("%s", exc)
             failed.append(experiment)
-    if any(e.split("/")[0] == BENCH for e in ordered):
-        log.info("wrote %s", write_bench_readme(plan.results_dir, plan.mode, args.override, spec_of))
-    log.info("wrote %s", write_cost(plan.results_dir, plan.mode, plan.n_jobs))  # where the runs' time went
-    with_claims = [paper for paper in papers() if claims_path(paper).is_file()]
-    counts: Counter = Counter()
-    if with_claims:
-        try:
-            scoreboard, counts = write_scoreboard(with_claims, plan.results_dir, plan.mode)
-            log.info("wrote %s", scoreboard)
-            log.info("wrote %s", write_today_page(with_claims, plan.results_dir, plan.mode))
-        except SvmReproError as exc:
-            log.error("claims: %s", exc)
-            failed.append("claims scoreboard")
+    counts = write_summaries(ordered, plan, args, failed)
     print(f"svmrepro-reproduce: {len(built)} of {len(ordered)} outputs written in {clock(time.monotonic() - started)}"
           + (f", {len(not_run)} not run ({', '.join(not_run)})" if not_run else "")
-          + ("; claims: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) if with_claims else ""),
+          + ("; claims: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) if counts is not None else ""),
           flush=True)
     if failed:
         print(f"svmrepro-reproduce: {len(failed)} output(s) not built: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def write_summaries(ordered: list[str], plan: Plan, args: argparse.Namespace, failed: list[str]) -> Counter | None:
+    """The outputs of the whole reproduction, written once after every output's own: the bench README, where
+    the runs' time went (``bench/cost.md``), the claims scoreboard (``<results>/README.md``, ``claims.csv``) and
+    the claims about time against today's solver (``today.md``). Returns the verdicts' counts (None when
+    no paper has claims); what fails is appended to ``failed``."""
+    if any(e.split("/")[0] == BENCH for e in ordered):
+        log.info("wrote %s", write_bench_readme(plan.results_dir, plan.mode, args.override, spec_of))
+    log.info("wrote %s", write_cost(plan.results_dir, plan.mode, plan.n_jobs))
+    with_claims = [paper for paper in papers() if claims_path(paper).is_file()]
+    if not with_claims:
+        return None
+    try:
+        scoreboard, counts = write_scoreboard(with_claims, plan.results_dir, plan.mode)
+        log.info("wrote %s", scoreboard)
+        log.info("wrote %s", write_today_page(with_claims, plan.results_dir, plan.mode))
+    except SvmReproError as exc:
+        log.error("claims: %s", exc)
+        failed.append("claims scoreboard")
+        return Counter()
+    return counts
 
 
 if __name__ == "__main__":

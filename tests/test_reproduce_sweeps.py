@@ -1,0 +1,115 @@
+"""svmrepro-reproduce runs every experiment's sweep in one child process (:mod:`svmrepro.sweeps`, issue 31 point
+4: the quick reproduction's fixed cost per output), builds each output as its sweep ends, and a sweep or an
+output that fails stops none of the others."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from svmrepro import reproduce as reproducing
+from svmrepro.locations import CONFIG_DIRS_ENV
+
+#: a user's experiment of two quick jobs, each a fit of well under a second
+EXPERIMENT = """\
+# @package _global_
+defaults:
+  - override /dataset: gaussian_clouds
+  - override /algorithm: svc_linear
+dataset:
+  n_train: 40
+  n_test: 40
+sweep:
+  quick: {seed: "0,1"}
+report:
+  title: {title}
+  x: params.seed
+  metrics: [test_error]
+"""
+NAMES = ("mine/one", "mine/two")
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """Two experiments of the user's (``conf/experiment/mine/``) in the current folder, and no claims."""
+    monkeypatch.setenv(CONFIG_DIRS_ENV, "")  # --config-dir sets it for the process; put back afterwards
+    monkeypatch.chdir(tmp_path)
+    for name in NAMES:
+        path = tmp_path / "conf" / "experiment" / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(EXPERIMENT.replace("{title}", name))
+    monkeypatch.setattr(reproducing, "papers", lambda: ["mine"])
+    return tmp_path
+
+
+def _arguments(folder):
+    return ["--config-dir", str(folder / "conf"), *(a for name in NAMES for a in ("--experiment", name)),
+            "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}", "--results-dir", str(folder / "results")]
+
+
+def test_every_sweep_runs_in_one_child_process_and_each_output_is_built_as_its_sweep_ends(folder, monkeypatch):
+    children, running_at_build = [], {}
+    popen, build_one = subprocess.Popen, reproducing.build_one
+
+    def counted(command, *args, **kwargs):
+        child = popen(command, *args, **kwargs)
+        if command[1:3] in (["-m", "svmrepro"], ["-m", "svmrepro.sweeps"]):  # not git's, nor loky's
+            children.append(child)
+        return child
+
+    def watched(experiment, plan, args):
+        running_at_build[experiment] = children[0].poll() is None
+        return build_one(experiment, plan, args)
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    monkeypatch.setattr(reproducing, "build_one", watched)
+    assert reproducing.main(_arguments(folder)) == 0
+    assert len(children) == 1
+    # the first output is built while the child runs the second sweep
+    assert running_at_build["mine/one"] and set(running_at_build) == set(NAMES)
+    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
+    for name in NAMES:
+        assert (folder / "results" / "mine" / f"{name.split('/')[1]}.md").is_file()
+        runs = client.search_runs([client.get_experiment_by_name(name).experiment_id], "tags.mode = 'quick'")
+        assert sorted(r.data.params["seed"] for r in runs if "seed" in r.data.params) == ["0", "1"]
+
+
+def test_a_sweep_that_fails_does_not_stop_the_next_and_each_exit_code_is_reported(folder):
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    sweeps = [
+        ["mine/one", ["-m", "--config-dir", str(folder / "conf"), "experiment=mine/one", "algorithm.C=-1"]],
+        ["mine/two", ["-m", "--config-dir", str(folder / "conf"), "experiment=mine/two", "seed=0"]],
+    ]
+    read_end, write_end = os.pipe()
+    child = subprocess.Popen([sys.executable, "-m", "svmrepro.sweeps", "--status-fd", str(write_end),
+                              json.dumps(sweeps)], pass_fds=(write_end,), stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "MLFLOW_TRACKING_URI": uri})
+    os.close(write_end)
+    with os.fdopen(read_end) as status:
+        reports = [json.loads(line) for line in status]
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 0, stderr
+    assert reports == [{"experiment": "mine/one", "code": 2}, {"experiment": "mine/two", "code": 0}]
+    assert "-1 is invalid: The 'C' parameter of SVC" in stderr and "Traceback" not in stderr
+    client = MlflowClient(uri)
+    one = client.get_experiment_by_name("mine/one")
+    assert one is None or not client.search_runs([one.experiment_id])  # the mistake was found before any run
+    runs = client.search_runs([client.get_experiment_by_name("mine/two").experiment_id])
+    [run] = [r for r in runs if "seed" in r.data.params]  # not the sweep's own run
+    assert run.info.status == "FINISHED"
+
+
+def test_an_output_that_fails_to_build_is_reported_and_the_others_are_built(folder, monkeypatch, capsys):
+    def build_one(experiment, plan, args):
+        if experiment == "mine/one":
+            raise reproducing.SvmReproError("mine/one: no FINISHED runs in mode quick")
+        return True
+
+    monkeypatch.setattr(reproducing, "build_one", build_one)
+    assert reproducing.main([*_arguments(folder), "--no-run"]) == 1
+    out, err = capsys.readouterr()
+    assert "svmrepro-reproduce: 1 of 2 outputs written" in out
+    assert err.strip().splitlines()[-1] == "svmrepro-reproduce: 1 output(s) not built: mine/one"
