@@ -91,8 +91,8 @@ def test_hydras_documented_install_installs_this_completion(shell):
                               timeout=120, check=True).stdout
 
     assert sc(f"install={shell}") == sc("install=svmrepro") and "_svmrepro_complete" in sc(f"install={shell}")
-    assert query("svmrepro-run experiment=cross_training/fig3_b", shell=shell).stdout.split() == [
-        "experiment=cross_training/fig3_baseline"]
+    assert query("svmrepro-run experiment=cross_training/fig3_s", shell=shell).stdout.split() == [
+        "experiment=cross_training/fig3_spread"]
 
 
 def test_a_partial_experiment_name_completes_within_its_paper():
@@ -142,7 +142,7 @@ def test_keys_and_their_values_complete_as_in_hydra():
 
 
 def test_a_sweep_completes_its_last_value():
-    assert complete("-m algorithm=svc,svc_l") == ["algorithm=svc,svc_linear"]
+    assert complete("-m algorithm=svc,full_q") == ["algorithm=svc,full_qp_svr"]
     assert "experiment=cascade/table1,cascade/table4" in complete("-m experiment=cascade/table1,cascade/t")
 
 
@@ -154,8 +154,8 @@ def test_the_installed_bash_function_fills_in_the_part_after_the_equals_sign():
         pytest.skip("svmrepro-run is not installed next to the interpreter")
     script = f"""
         eval "$({program} -sc install=bash)"
-        COMP_LINE="{program} experiment=cross_training/fig3_b"; COMP_POINT=${{#COMP_LINE}}
-        COMP_WORDS=({program} experiment = cross_training/fig3_b); COMP_CWORD=3
+        COMP_LINE="{program} experiment=cross_training/fig3_s"; COMP_POINT=${{#COMP_LINE}}
+        COMP_WORDS=({program} experiment = cross_training/fig3_s); COMP_CWORD=3
         _svmrepro_complete; echo "${{COMPREPLY[@]}}"
         COMP_LINE="{program} experiment="; COMP_POINT=${{#COMP_LINE}}
         COMP_WORDS=({program} experiment =); COMP_CWORD=2
@@ -165,7 +165,7 @@ def test_the_installed_bash_function_fills_in_the_part_after_the_equals_sign():
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300, check=False)
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and len(lines) == 3, done.stdout + done.stderr
-    assert lines[0] == "cross_training/fig3_baseline"
+    assert lines[0] == "cross_training/fig3_spread"
     assert lines[1] == f"{len(experiments())} {experiments()[0]}"
     assert "-F _svmrepro_complete svmrepro-run" in lines[2]
 

@@ -42,7 +42,8 @@ def test_unknown_paper_lists_the_valid_ones(capsys):
 @pytest.mark.parametrize("names, expected", [
     (["cascade/table4"], ["cascade/table4"]),  # an experiment named where a paper goes: not "0 of 0 outputs"
     (["cascade/table4", "--experiment", "cascade/table5"], ["cascade/table4", "cascade/table5"]),
-    (["potential_sv"], ["potential_sv/example", "potential_sv/discard_rate", "potential_sv/retrain"]),
+    (["potential_sv"], ["potential_sv/example", "potential_sv/discard_rate", "potential_sv/retrain",
+                        "potential_sv/retrain_today"]),
 ])
 def test_papers_and_experiments_are_chosen_wherever_they_are_named(names, expected):
     chosen = selected_experiments(parse_args(names))

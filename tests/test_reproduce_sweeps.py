@@ -113,3 +113,35 @@ def test_an_output_that_fails_to_build_is_reported_and_the_others_are_built(fold
     out, err = capsys.readouterr()
     assert "svmrepro-reproduce: 1 of 2 outputs written" in out
     assert err.strip().splitlines()[-1] == "svmrepro-reproduce: 1 output(s) not built: mine/one"
+
+
+def test_a_page_is_not_built_beside_a_timed_run_of_the_next_sweep(folder, monkeypatch):
+    """A page is built while the next sweep runs, but never beside a timed run: the build takes a shared
+    slot of the machine (svmrepro.exclusive), so it waits while a timed run holds the machine."""
+    import threading
+    import time
+
+    from svmrepro.exclusive import EXCLUSIVE, machine_slot
+
+    released, started = [], []
+    holding = threading.Event()
+
+    def timed_run():
+        with machine_slot(EXCLUSIVE, "mine/two"):
+            holding.set()
+            time.sleep(1.0)
+            released.append(time.monotonic())
+
+    def run_sweeps(chosen, plan, tracking_uri, extra):
+        threading.Thread(target=timed_run).start()  # the next sweep's timed job, as the first sweep ends
+        holding.wait(10)
+        yield from ((experiment, True) for experiment in chosen)
+
+    def build_one(experiment, plan, args):
+        started.append(time.monotonic())
+        return True
+
+    monkeypatch.setattr(reproducing, "run_sweeps", run_sweeps)
+    monkeypatch.setattr(reproducing, "build_one", build_one)
+    assert reproducing.main(_arguments(folder)) == 0
+    assert released and started and min(started) >= released[0]

@@ -53,6 +53,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import astuple, dataclass
 from functools import cache
 from pathlib import Path
@@ -73,7 +74,7 @@ from svmrepro.compose import (
 from svmrepro.locations import PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
-from svmrepro.exclusive import jobs_at_once
+from svmrepro.exclusive import SHARED, jobs_at_once, machine_slot
 from svmrepro.identity import config_hash
 from svmrepro.preflight import claims_problems, reproduction_problems
 from svmrepro.redact import RedactFilter
@@ -594,14 +595,18 @@ def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
     built, failed = [], []
     not_run = [experiment for experiment in ordered if not runnable(experiment, plan, args)]
     chosen = [experiment for experiment in ordered if experiment not in not_run]
-    swept = (((e, True) for e in chosen) if args.from_csv or args.no_run
-             else run_sweeps(chosen, plan, args.tracking_uri, args.override))
+    sweeping = not (args.from_csv or args.no_run)
+    swept = (run_sweeps(chosen, plan, args.tracking_uri, args.override) if sweeping
+             else ((e, True) for e in chosen))
     for index, (experiment, complete) in enumerate(swept):
         log.info("%s: %s", progress_line(index, len(chosen), started), experiment)
         if not complete:
             log.error("%s: some runs failed; the output is built from the runs that finished", experiment)
         try:
-            (built if build_one(experiment, plan, args) else not_run).append(experiment)
+            # built while the next sweep runs: a shared slot of the machine, so a timed run never has a page
+            # build beside it (it waits for the build, or the build for it: svmrepro.exclusive)
+            with machine_slot(SHARED, f"building {experiment}") if sweeping else nullcontext():
+                (built if build_one(experiment, plan, args) else not_run).append(experiment)
         except SvmReproError as exc:
             log.error("%s", exc)
             failed.append(experiment)
