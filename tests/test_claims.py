@@ -2,6 +2,7 @@
 scipy's, the verdict rules, and the scoreboard page."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -178,10 +179,26 @@ def test_a_timing_on_a_loaded_machine_or_too_few_runs_is_inconclusive():
     assert decide(faster, one)[0] == INCONCLUSIVE
 
 
+def test_a_timing_read_from_runs_that_shared_the_machine_is_inconclusive_whatever_the_load():
+    """Quick mode runs its timed experiments beside others (the plan's ``timing: shared``): a claim about
+    time that reads such a run is inconclusive even at a low load; its tag absent (runs older than it),
+    the load rule alone decides."""
+    faster = claims()[0]
+    alone = estimate(0.4, 0.5)
+    assert decide(faster, alone)[0] == SUPPORTED
+    alone.runs["tags.timing"] = "exclusive"
+    assert decide(faster, alone)[0] == SUPPORTED
+    beside = estimate(0.4, 0.5)
+    beside.runs.loc[0, "tags.timing"] = "shared"
+    verdict, reason = decide(faster, beside)
+    assert verdict == INCONCLUSIVE and "1 of 10 runs were timed beside other runs" in reason
+    untimed = replace(faster, timing=False)
+    assert decide(untimed, beside)[0] == SUPPORTED  # an accuracy claim reads them as before
+
+
 def test_a_one_group_test_reads_the_output_its_output_key_names():
     """A method run only in a companion output (oneDAL inside it, ``<id>_today``) is judged from that
     output's runs, not the claim's own."""
-    from dataclasses import replace
 
     faster, _ = claims()
     test = {"kind": "threshold", "metric": "fit_cpu_s", "group": "a", "output": "toy/table1_today"}

@@ -201,3 +201,35 @@ def test_fit_each_returns_wall_and_cpu_seconds_per_part():
     models, walls, cpus, *_ = fit_each(SVC(), X, y, [np.arange(len(y)), np.arange(50)])
     assert len(models) == len(walls) == len(cpus) == 2
     assert all(w > 0 for w in walls) and all(c >= 0 for c in cpus)
+
+
+def test_loky_workers_given_a_short_idle_time_end_when_idle(monkeypatch):
+    """A run inside a worker of a sweep's own loky pool (quick mode runs every sweep two jobs at once) gives
+    the workers it starts a short idle life: loky restarts a worker whose memory grew, and that worker, as it
+    exits, waits for its own workers to end, which the default (300 s idle) stalled the sweep for."""
+    import psutil
+    from joblib import Parallel, delayed
+
+    from svmrepro import runner, signals
+
+    monkeypatch.setenv(signals.MAIN_PID_ENV, str(os.getpid() + 1))  # another process started the sweep
+    assert signals.in_sweep_worker() and runner.NESTED_IDLE_S <= 30
+    with backend_context("loky", idle_worker_timeout=1.0):
+        pids = set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(4)))
+    assert pids and os.getpid() not in pids
+
+    def running():
+        found = []
+        for pid in pids:
+            try:
+                found += [pid] if signals.alive(psutil.Process(pid)) else []
+            except psutil.NoSuchProcess:
+                continue
+        return found
+
+    deadline = time.monotonic() + 20
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not running()
+    monkeypatch.setenv(signals.MAIN_PID_ENV, str(os.getpid()))
+    assert not signals.in_sweep_worker()  # the process that started the sweep runs its jobs itself

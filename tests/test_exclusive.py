@@ -69,6 +69,12 @@ def test_a_run_records_the_load_at_its_end_and_whether_its_timings_count(tiny_cf
     assert result.status == FINISHED
     tags = MlflowClient(store_uri).get_run(result.run_id).data.tags
     assert (tags["load_avg_1m"], tags["load_avg_1m_end"], tags["timing_reliable"]) == ("0.50", "7.00", "false")
+    assert tags["timing"] == "exclusive"  # the slot it held
+
+
+def test_a_run_records_that_it_shared_the_machine(tiny_cfg, store_uri, lock):
+    result = run(tiny_cfg("timing=shared"), CHOICES)
+    assert MlflowClient(store_uri).get_run(result.run_id).data.tags["timing"] == "shared"
 
 
 def test_timing_is_not_part_of_a_runs_identity(tiny_cfg, store_uri, lock):
@@ -85,6 +91,20 @@ def test_reproduce_runs_a_timed_experiments_sweep_one_job_at_a_time(monkeypatch,
                 reproduce.sweep_arguments("cross_training/fig1", plan, [])]
     jobs = [next(a for a in c if a.startswith("hydra.launcher.n_jobs=")) for c in commands]
     assert jobs == ["hydra.launcher.n_jobs=1", "hydra.launcher.n_jobs=2"]
+
+
+def test_quick_mode_runs_a_timed_experiment_shared_and_full_mode_alone():
+    """Quick mode's times are not evidence (its plan's ``timing: shared``): a timed experiment's quick sweep
+    runs the plan's jobs at once, its runs tagged shared; the full plan keeps the experiment's ``timing:
+    exclusive``, one job at a time."""
+    from svmrepro import reproduce
+
+    quick = reproduce.sweep_arguments("cascade/table1", reproduce.load_plan("quick"), [])
+    full = reproduce.sweep_arguments("cascade/table1", reproduce.load_plan("full"), [])
+    assert "timing=shared" in quick and "hydra.launcher.n_jobs=2" in quick
+    assert not any(a.startswith("timing=") for a in full) and "hydra.launcher.n_jobs=1" in full
+    assert reproduce.sweep_arguments("cascade/table1", reproduce.load_plan("quick"), ["timing=exclusive"])[-1] \
+        == "timing=exclusive"  # an override given last wins
 
 
 #: another process holding the slot through svmrepro (its record beside the lock) until its stdin closes

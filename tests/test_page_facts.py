@@ -251,3 +251,6 @@ def test_the_generated_lines_state_seeds_per_size_and_who_shared_the_machine():
     alone = facts_lines(runs.assign(**{"tags.load_avg_1m": "1.00", "tags.load_avg_1m_end": "1.20"}), spec)[1]
     assert alone == "- timings: every run had the machine alone, no 1-minute load above the cores + 0.5 at its " \
                     "start or end (highest 1.20, 2 cores)"
+    beside = facts_lines(runs.assign(**{"tags.load_avg_1m": "1.00", "tags.load_avg_1m_end": "1.20",
+                                        "tags.timing": ["shared", "exclusive", "exclusive", "exclusive"]}), spec)[1]
+    assert beside == "- timings: 1 of 4 runs were timed beside other runs (timing: shared): their times are not evidence"

@@ -10,7 +10,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from svmrepro import reproduce as reproducing
-from svmrepro.compose import JobComposer, compose_config, compose_run, sweep_jobs
+from svmrepro import compose as compose_module
+from svmrepro.compose import JobComposer, compose_config, compose_run, composition_cache, sweep_jobs
 from svmrepro.identity import config_hash
 from svmrepro.locations import CONFIG_DIRS_ENV
 from svmrepro.report import regenerate_command
@@ -163,6 +164,28 @@ def test_jobs_composed_once_per_group_options_are_those_hydra_composes(experimen
         (fast, fast_choices), (slow, slow_choices) = composer.compose(job), compose_run([*base, *job])
         assert OmegaConf.to_yaml(fast) == OmegaConf.to_yaml(slow) and fast_choices == slow_choices
         assert config_hash(fast) == config_hash(slow)
+
+
+def test_a_config_is_composed_once_per_invocation_and_read_again_by_the_next(tmp_path, monkeypatch):
+    """Inside :func:`composition_cache` (one svmrepro-reproduce invocation) a composition asked for twice is
+    Hydra's once, each caller gets its own copy; outside it, and in the next invocation, the file is read again."""
+    folder = tmp_path / "conf"
+    path = folder / "experiment" / "mine" / "fig1.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(EXPERIMENT)
+    monkeypatch.setenv(CONFIG_DIRS_ENV, str(folder))
+    calls = []
+    real = compose_module.compose
+    monkeypatch.setattr(compose_module, "compose", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with composition_cache():
+        first = compose_config(["experiment=mine/fig1"])
+        first.dataset.n_test = 7  # the caller's copy
+        path.write_text(EXPERIMENT.replace("n_test: 50", "n_test: 60"))
+        again = compose_config(["experiment=mine/fig1"])
+        assert len(calls) == 1 and again.dataset.n_test == 50
+    assert compose_config(["experiment=mine/fig1"]).dataset.n_test == 60 and len(calls) == 2
+    with composition_cache():
+        assert compose_config(["experiment=mine/fig1"]).dataset.n_test == 60 and len(calls) == 3
 
 
 def test_the_regenerate_line_names_the_users_config_folders(tmp_path, monkeypatch):

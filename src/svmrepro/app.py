@@ -56,6 +56,7 @@ from svmrepro.compose import check_config_files, config_groups
 from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, check_writable, config_dir_option
 from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
+from svmrepro.signals import MAIN_PID_ENV
 
 if TYPE_CHECKING:
     from svmrepro.runner import RunResult
@@ -64,8 +65,6 @@ log = logging.getLogger("svmrepro")
 settings.register()
 
 QUIET_FLAG, QUIET_ENV = "--quiet", "SVMREPRO_QUIET"
-#: the pid of the svmrepro-run process, so a job knows whether it runs in a worker process
-MAIN_PID_ENV = "SVMREPRO_MAIN_PID"
 MULTIRUN_FLAGS = ("-m", "--multirun")
 NO_SPACE_ERRNOS, SQLITE_FULL = (errno.ENOSPC, errno.EDQUOT), "database or disk is full"
 #: the sweepers that run grids and ignore what a job returns; any other is taken to minimize it
@@ -132,7 +131,7 @@ def job(cfg: DictConfig) -> float | None:
     logging.raiseExceptions = False
     started, status = time.perf_counter(), progress.FAILED
     try:
-        with signals.stopping_job(in_worker=os.environ.get(MAIN_PID_ENV) != str(os.getpid())):
+        with signals.stopping_job(in_worker=signals.in_sweep_worker()):
             # imported when a run runs, not with the command line: scikit-learn, MLflow and the algorithms
             # take seconds, which shell completion (-sc query) and --help would wait for at every Tab
             from svmrepro.runner import SKIPPED, run

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import yaml
@@ -52,11 +55,41 @@ def use_config_dirs(dirs: list[Path]) -> None:
         os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
 
 
+#: the configs composed so far inside :func:`composition_cache` (None outside it: every call composes)
+_COMPOSED: ContextVar[dict | None] = ContextVar("composed", default=None)
+
+
+@contextmanager
+def composition_cache() -> Iterator[None]:
+    """Inside it, a config composed once is composed from memory (a copy) when asked for again: for one
+    svmrepro-reproduce invocation, which composes each experiment's configs for its checks, its data, its
+    sweep's arguments and its pages (the files are read once; a change made meanwhile is seen by the next
+    invocation, as by the sweeps themselves, which compose in their own process)."""
+    token = _COMPOSED.set({})
+    try:
+        yield
+    finally:
+        _COMPOSED.reset(token)
+
+
 def compose_config(overrides: list[str] = (), return_hydra_config: bool = False) -> DictConfig:
+    overrides = [*searchpath_override(), *overrides]
+    composed, key = _COMPOSED.get(), tuple(overrides)
+    if composed is None:
+        return _compose(overrides, return_hydra_config)
+    if key not in composed:  # with Hydra's node, which Hydra's compose deletes when not asked for it; only copies leave
+        composed[key] = _compose(overrides, True)
+    cfg = copy.deepcopy(composed[key])
+    if not return_hydra_config:
+        with open_dict(cfg):
+            del cfg["hydra"]
+    return cfg
+
+
+def _compose(overrides: list[str], return_hydra_config: bool) -> DictConfig:
     settings.register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose("config", overrides=[*searchpath_override(), *overrides],
-                       return_hydra_config=return_hydra_config)
+        return compose("config", overrides=overrides, return_hydra_config=return_hydra_config)
 
 
 def experiments(paper: str | None = None) -> list[str]:

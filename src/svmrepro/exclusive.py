@@ -11,10 +11,12 @@ nor ours behind theirs. Each holder of the slot records who it is beside the loc
 user, host, pid, the run's experiment, since when), so a run that waits says for whom. Another
 user's load is not held off by the lock; the load rule below catches it.
 
-Every run records the 1-minute load at its start (``load_avg_1m``) and end (``load_avg_1m_end``) and
-whether its timings count (``timing_reliable``: neither load above the cores + :data:`LOAD_MARGIN`);
-a claim about time that reads an unreliable run is inconclusive
-(:mod:`svmrepro.report.claims.verdict`), its accuracy and SV counts still count.
+Every run records the slot it held (``timing``: exclusive or shared), the 1-minute load at its start
+(``load_avg_1m``) and end (``load_avg_1m_end``) and whether its timings count (``timing_reliable``:
+neither load above the cores + :data:`LOAD_MARGIN`); a claim about time that reads an unreliable run, or
+one that shared the machine, is inconclusive (:mod:`svmrepro.report.claims.verdict`), its accuracy and SV
+counts still count. A plan may run every experiment shared (``timing: shared`` in
+``reproduce/quick.yaml``: quick mode's times are not evidence, so it does not pay for exclusivity).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import psutil
 log = logging.getLogger(__name__)
 
 EXCLUSIVE, SHARED = "exclusive", "shared"
+#: the run's tag of the slot it held: ``exclusive`` (alone on the machine) or ``shared``
+TIMING_TAG = "timing"
 #: the lock file (set it to share one among users or machines' containers, or to isolate tests)
 LOCK_ENV = "SVMREPRO_TIMING_LOCK"
 #: load above the cores by more than this makes a run's timings unreliable

@@ -69,7 +69,7 @@ from omegaconf import OmegaConf
 from svmrepro import settings
 from svmrepro.code_digest import code_digest, made_by
 from svmrepro.compose import (
-    JobComposer, compose_config, experiments, papers, searchpath_override, sweep_jobs, use_config_dirs,
+    JobComposer, compose_config, composition_cache, experiments, papers, searchpath_override, sweep_jobs, use_config_dirs,
 )
 from svmrepro.locations import PLANS_DIR, check_writable
 from svmrepro.environment import git_source
@@ -83,7 +83,7 @@ from svmrepro.report.artifacts import html_page
 from svmrepro.report.bench_readme import BENCH, write_bench_readme
 from svmrepro.report.cost import write_cost
 from svmrepro.report.claims.schema import claims_path, load_claims
-from svmrepro.report.claims.scoreboard import RunsTables, write_scoreboard
+from svmrepro.report.claims.scoreboard import RunsTables, judge_papers, write_scoreboard
 from svmrepro.report.claims.today_page import write_today_page
 from svmrepro.report.claims.verdict import VERDICTS, judge
 from svmrepro.report.numbers import distance_lines
@@ -104,6 +104,8 @@ class Plan:
     results_dir: Path
     launcher: str
     n_jobs: int
+    #: every experiment's ``timing`` in this mode, when the plan sets one (quick: ``shared``)
+    timing: str | None = None
 
 
 def load_plan(mode: str, results_dir: Path | None = None) -> Plan:
@@ -117,6 +119,7 @@ def load_plan(mode: str, results_dir: Path | None = None) -> Plan:
         results_dir=results_dir or Path(raw["results_dir"]),
         launcher=raw["launcher"],
         n_jobs=int(raw["n_jobs"]),
+        timing=raw.get("timing"),
     )
 
 
@@ -127,11 +130,15 @@ def spec_of(experiment: str, mode: str) -> ReportSpec:
 
 def sweep_arguments(experiment: str, plan: Plan, extra: list[str]) -> list[str]:
     """``svmrepro-run`` arguments of the experiment's sweep: ``plan.n_jobs`` jobs at once or fewer when the
-    experiment says so (``sweep_jobs``; one for ``timing: exclusive``); ``extra`` overrides come last and win."""
+    experiment says so (``sweep_jobs``; one for ``timing: exclusive``, unless the plan's ``timing`` replaces
+    the experiment's); ``extra`` overrides come last and win."""
+    timing = [f"timing={plan.timing}"] if plan.timing else []
     cfg = compose_config([f"experiment={experiment}", f"mode={plan.mode}"])
     settings.check(cfg)
+    if plan.timing:
+        cfg.timing = plan.timing
     n_jobs = jobs_at_once(cfg, plan.n_jobs)
-    return ["-m", f"experiment={experiment}", f"mode={plan.mode}", f"hydra/launcher={plan.launcher}",
+    return ["-m", f"experiment={experiment}", f"mode={plan.mode}", *timing, f"hydra/launcher={plan.launcher}",
             f"hydra.launcher.n_jobs={n_jobs}", *searchpath_override(), *extra]
 
 
@@ -550,6 +557,13 @@ def mistakes(chosen: list[str], plan: Plan, args: argparse.Namespace) -> list[st
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``svmrepro-reproduce``: each config composed once for the whole invocation (its checks, its data, its
+    sweeps' arguments, its pages: :func:`~svmrepro.compose.composition_cache`)."""
+    with composition_cache():
+        return reproduce_command(argv)
+
+
+def reproduce_command(argv: list[str] | None) -> int:
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     for handler in logging.getLogger().handlers:  # a URI's password masked in every line
         if not any(isinstance(f, RedactFilter) for f in handler.filters):
@@ -632,9 +646,10 @@ def write_summaries(ordered: list[str], plan: Plan, args: argparse.Namespace, fa
     if not with_claims:
         return None
     try:
-        scoreboard, counts = write_scoreboard(with_claims, plan.results_dir, plan.mode)
+        judged = judge_papers(with_claims, plan.results_dir)  # once, for both pages
+        scoreboard, counts = write_scoreboard(with_claims, plan.results_dir, plan.mode, judged)
         log.info("wrote %s", scoreboard)
-        log.info("wrote %s", write_today_page(with_claims, plan.results_dir, plan.mode))
+        log.info("wrote %s", write_today_page(with_claims, plan.results_dir, plan.mode, judged))
     except SvmReproError as exc:
         log.error("claims: %s", exc)
         failed.append("claims scoreboard")

@@ -25,11 +25,12 @@ from svmrepro.code_digest import CODE_DIGEST_TAG, code_digest
 from svmrepro.data.base import Dataset
 from svmrepro.environment import environment_tags, git_source
 from svmrepro.errors import error_line
-from svmrepro.exclusive import load_1m, machine_slot, timing_tags
+from svmrepro.exclusive import SHARED, TIMING_TAG, load_1m, machine_slot, timing_tags
 from svmrepro.measures import measure
 from svmrepro.metrics import final_estimator
 from svmrepro.placement import BACKEND_TAG, placement_tags
 from svmrepro.redact import redact
+from svmrepro.signals import in_sweep_worker
 from svmrepro.solver import solver_tags
 from svmrepro.store import (
     KIND_TAG, NOTE_TAG, RESULT_KIND, RUN_KEY_TAG, Store, choice_tags, experiment_description, experiment_name,
@@ -38,6 +39,8 @@ from svmrepro.store import (
 from svmrepro.surface import decision_surface, surface_settings
 from svmrepro.timing import timed
 
+#: idle seconds of the loky workers a run starts inside a sweep's own worker (:func:`backend_context`)
+NESTED_IDLE_S = 10.0
 log = logging.getLogger(__name__)
 
 FINISHED, SKIPPED = "FINISHED", "SKIPPED"
@@ -178,7 +181,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
             log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
             return RunResult(SKIPPED, done, key, store.run_metrics(done))
         # a timed experiment's run alone on the machine, any other run beside others (svmrepro.exclusive)
-        with machine_slot(getattr(cfg.get("timing"), "value", cfg.get("timing")), exp_name):
+        timing = getattr(cfg.get("timing"), "value", cfg.get("timing"))
+        with machine_slot(timing, exp_name):
             # before the run exists: a data error logs nothing
             data, load_s, _ = timed(lambda: parts.source.load(int(cfg.seed)))
             surface_cfg = OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None
@@ -207,6 +211,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 "label": cfg.label or dataset,
                 # timings are only comparable on an otherwise idle machine: record how busy it was
                 "load_avg_1m": f"{load_1m():.2f}",
+                TIMING_TAG: timing or SHARED,  # the slot it held: alone (exclusive) or beside other runs
                 **choice_tags(choices),
                 NOTE_TAG: run_description(algorithm, dataset, data, cfg.seed),
             }
@@ -223,7 +228,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 store.log_params(run_id, run_params(identity.flatten(plain)))
                 store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")
                 log_dataset(store, run_id, parts.source, data, tags["data_fingerprint"])
-                with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True)), \
+                with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True),
+                                     idle_worker_timeout=NESTED_IDLE_S if in_sweep_worker() else None), \
                         store.system_metrics(run_id, bool(cfg.tracking.get("system_metrics", False))):
                     # where the sub-fits run, read from the engine now it is up (svmrepro.placement)
                     store.set_tags(run_id, placement_tags(cfg.parallel.backend.value, plain["algorithm"].get("n_jobs")))

@@ -36,6 +36,8 @@ SIGNALS = (signal.SIGTERM, signal.SIGINT)
 GRACE_S = 10.0
 #: seconds between two checks of a worker's parent (:func:`end_with_parent`)
 PARENT_POLL_S = 0.5
+#: the pid of the svmrepro-run (or sweeps) process, so a job knows whether it runs in a worker process
+MAIN_PID_ENV = "SVMREPRO_MAIN_PID"
 
 
 class Interrupted(KeyboardInterrupt):
@@ -168,6 +170,13 @@ def exit_on_signal(line: Callable[[Interrupted], str]) -> None:
     for sig in SIGNALS:
         if signal.getsignal(sig) is not _ignore:
             signal.signal(sig, _exit)
+
+
+def in_sweep_worker() -> bool:
+    """Whether this process is a worker of a sweep's launcher (its jobs run elsewhere than in the process
+    that started the sweep)."""
+    main = os.environ.get(MAIN_PID_ENV)
+    return main is not None and main != str(os.getpid())
 
 
 @contextlib.contextmanager

@@ -70,7 +70,8 @@ _IN_STORE: ContextVar[dict] = ContextVar("svmrepro_in_store", default={})
 
 @contextmanager
 def backend_context(
-    backend: str = "loky", *, address: str | None = None, blas_threads: int | None = None, timeout: float = 60.0
+    backend: str = "loky", *, address: str | None = None, blas_threads: int | None = None, timeout: float = 60.0,
+    idle_worker_timeout: float | None = None,
 ) -> Iterator[None]:
     """Run the parallel sub-fits inside the ``with`` block on ``backend``.
 
@@ -91,6 +92,11 @@ def backend_context(
         Seconds to wait for the dask scheduler at ``address`` to answer and for one of its workers
         to be there, when the block starts and whenever a fit sends its data; then a
         :class:`~svmrepro.errors.ConfigError` in one line names the address and what to do.
+    idle_worker_timeout : float or None
+        loky only: seconds an idle worker lives (None: joblib's 300). A block that runs inside a
+        worker of a sweep's own loky pool gives a short one: that worker, when loky restarts it (as
+        it does a worker whose memory grew), waits for its own workers to end before it exits, and
+        they end only when idle that long.
 
     A worker lost in the middle of a fit costs only time on dask: each task carries its own rows,
     so the scheduler reruns the lost worker's tasks on the others, which hold the fit's data
@@ -109,8 +115,9 @@ def backend_context(
         elif backend == "ray":
             stack.enter_context(ray_session(address))
         # a loky worker ends when the process that started it dies, even by SIGKILL, idle or fitting
+        idle = {} if idle_worker_timeout is None else {"idle_worker_timeout": idle_worker_timeout}
         options = {
-            "loky": {"initializer": end_with_parent},
+            "loky": {"initializer": end_with_parent, **idle},
             # joblib's own wait when a call finds no worker, as long as ours
             "dask": {"wait_for_workers_timeout": timeout},
         }.get(backend, {})

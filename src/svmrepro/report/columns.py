@@ -56,6 +56,7 @@ RULES = (
     Rule(r"metrics\..+_s", "a time in seconds >= 0", number(low=0)),
     Rule(r"(params|tags)\.seed", "a seed, a whole number >= 0", whole_number),
     Rule(r"tags\.timing_reliable", "true or false", one_of("true", "false")),
+    Rule(r"tags\.timing", "exclusive or shared", one_of("exclusive", "shared")),
     # True/False: as the runner wrote it until it wrote what the other tags hold (cross_training/fig1, fig3_spread)
     Rule(r"tags\.git_dirty", "true, false or unknown", one_of("true", "false", "unknown", "True", "False")),
 )

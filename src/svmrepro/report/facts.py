@@ -3,7 +3,7 @@
 
 They are written into the page's provenance lines from the runs table, so they cannot go stale
 the way a hand-typed "one seed per size" or "the machine was shared" does when the runs change.
-Whether a run had the machine to itself is the timing protocol's load rule
+Whether a run had the machine to itself is the slot it held (its ``timing`` tag) and the timing protocol's load rule
 (:func:`svmrepro.report.claims.verdict.loaded_runs`: the 1-minute load at its start and end at most
 the cores + :data:`svmrepro.exclusive.LOAD_MARGIN`), the rule that makes a timing claim inconclusive.
 """
@@ -14,7 +14,7 @@ import pandas as pd
 
 from svmrepro.exclusive import LOAD_MARGIN
 from svmrepro.report.claims.estimate import SEED_COLUMN
-from svmrepro.report.claims.verdict import LOAD_TAGS, loaded_runs
+from svmrepro.report.claims.verdict import LOAD_TAGS, loaded_runs, shared_runs
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text
 
@@ -62,6 +62,10 @@ def seeds_line(runs: pd.DataFrame, spec: ReportSpec) -> list[str]:
 def timing_line(runs: pd.DataFrame) -> list[str]:
     """How many runs were timed on a loaded machine, by the load rule, and the highest load; a run
     that recorded no load at its end (runs made before the timing protocol) is not said to be alone."""
+    shared = shared_runs(runs)
+    if shared:
+        return [f"- timings: {shared} of {len(runs)} runs were timed beside other runs (timing: shared): "
+                "their times are not evidence"]
     if not any(tag in runs for tag in LOAD_TAGS) or "tags.cpu_count" not in runs:
         return ["- timings: the runs recorded no load, so whether they had the machine alone is unknown"]
     loaded, highest = loaded_runs(runs)

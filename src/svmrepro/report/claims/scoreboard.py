@@ -65,6 +65,18 @@ def judge_all(claims: list[Claim], results_dir: Path) -> list[Verdict]:
     return [judge(claim, tables) for claim in claims]
 
 
+Judged = list[tuple[Verdict, TodayVerdict | None]]
+
+
+def judge_papers(papers: list[str], results_dir: Path) -> Judged:
+    """Every claim of ``papers``, in file order, judged against the paper's baseline and against today's
+    solver on the runs tables under ``results_dir``: what the scoreboard and the today page both show,
+    judged once (:func:`write_scoreboard`, :func:`svmrepro.report.claims.today_page.write_today_page`)."""
+    tables = RunsTables(results_dir)
+    claims = [claim for paper in papers for claim in load_claims(paper)]
+    return [(judge(claim, tables), judge_today(claim, tables)) for claim in claims]
+
+
 def amendment_anchor(claim: Claim) -> str:
     """The in-page anchor of the claim's amendments on the scoreboard (GitHub's heading slug)."""
     return re.sub(r"[^\w\- ]", "", f"{claim.paper}: {claim.id}".lower()).replace(" ", "-")
@@ -152,13 +164,12 @@ def claims_file(paper: str) -> str:
     return _relative(claims_path(paper))
 
 
-def write_scoreboard(papers: list[str], results_dir: Path, mode: str) -> tuple[Path, Counter]:
-    """``<results_dir>/README.md`` and ``claims.csv``: every claim of ``papers`` with its verdict; the
-    counts per verdict."""
-    tables = RunsTables(results_dir)
-    claims = [claim for paper in papers for claim in load_claims(paper)]
-    verdicts = [judge(claim, tables) for claim in claims]
-    todays = [judge_today(claim, tables) for claim in claims]
+def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
+                     judged: Judged | None = None) -> tuple[Path, Counter]:
+    """``<results_dir>/README.md`` and ``claims.csv``: every claim of ``papers`` with its verdict (``judged``:
+    :func:`judge_papers` of them, when the caller has it already); the counts per verdict."""
+    judged = judge_papers(papers, results_dir) if judged is None else judged
+    verdicts, todays = [v for v, _ in judged], [t for _, t in judged]
     locks = _locks(verdicts)
     counts = Counter(v.verdict for v in verdicts)
     lines = [f"# Does each claim hold? ({mode} mode)", "",

@@ -16,10 +16,10 @@ import numpy as np
 
 from svmrepro.exclusive import LOAD_MARGIN
 from svmrepro.report.claims.estimate import Estimate
-from svmrepro.report.claims.schema import Claim, load_claims
-from svmrepro.report.claims.scoreboard import SCOREBOARD, TODAY_PAGE, RunsTables, cell, claims_file
-from svmrepro.report.claims.today import UNCHANGED, TodayVerdict, judge_today
-from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
+from svmrepro.report.claims.schema import Claim
+from svmrepro.report.claims.scoreboard import SCOREBOARD, TODAY_PAGE, Judged, cell, claims_file, judge_papers
+from svmrepro.report.claims.today import UNCHANGED, TodayVerdict
+from svmrepro.report.claims.verdict import VERDICTS, Verdict
 from svmrepro.solver import SOLVER_TAG, SOLVER_VERSION_TAG
 
 SOLVER_COLUMNS = (f"tags.{SOLVER_TAG}", f"tags.{SOLVER_VERSION_TAG}")
@@ -81,13 +81,14 @@ def today_solver(verdicts: list[Verdict], todays: list[TodayVerdict]) -> str:
     return ", ".join(f"`{name}` {version}" for name, version in sorted(new)) or "no run of it yet"
 
 
-def write_today_page(papers: list[str], results_dir: Path, mode: str) -> Path:
+def write_today_page(papers: list[str], results_dir: Path, mode: str, judged: Judged | None = None) -> Path:
     """``<results_dir>/today.md`` of every claim about time of ``papers``, judged on the runs tables
-    under ``results_dir``."""
-    tables = RunsTables(results_dir)
-    claims = [claim for paper in papers for claim in load_claims(paper) if claim.timing]
-    verdicts = [judge(claim, tables) for claim in claims]
-    todays = [judge_today(claim, tables) for claim in claims]
+    under ``results_dir`` (``judged``: :func:`~svmrepro.report.claims.scoreboard.judge_papers` of them, when
+    the caller has it already, as the scoreboard's)."""
+    judged = judge_papers(papers, results_dir) if judged is None else judged
+    timed = [(v, t) for v, t in judged if v.claim.timing]
+    claims = [v.claim for v, _ in timed]
+    verdicts, todays = [v for v, _ in timed], [t for _, t in timed]
     judged = [t for t in todays if t is not None]
     counts = Counter(t.today.verdict for t in judged)
     lines = [f"# Which claims about time still hold on a CPU against today's solver? ({mode} mode)", "",

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
-from svmrepro.exclusive import LOAD_MARGIN
+from svmrepro.exclusive import LOAD_MARGIN, SHARED, TIMING_TAG
 from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate
 from svmrepro.report.claims.primitives import outputs_read, primitive, reads_outputs
 from svmrepro.report.claims.schema import Claim
@@ -68,11 +68,22 @@ def loaded_runs(runs: pd.DataFrame) -> tuple[int, float]:
     return int((load > cores + LOAD_MARGIN).sum()), float(load.max())
 
 
+def shared_runs(runs: pd.DataFrame) -> int:
+    """How many of ``runs`` held a shared slot of the machine (their ``timing`` tag; runs made before the
+    tag existed count as their load says, :func:`loaded_runs`)."""
+    column = f"tags.{TIMING_TAG}"
+    return int((runs[column] == SHARED).sum()) if column in runs else 0
+
+
 def decide(claim: Claim, estimate: Estimate) -> tuple[str, str]:
     """The verdict and its reason (see the module's docstring)."""
     if estimate.n == 0:
         return INCONCLUSIVE, "no runs match the test"
     if claim.timing:
+        shared = shared_runs(estimate.runs)
+        if shared:
+            return INCONCLUSIVE, (f"{shared} of {len(estimate.runs)} runs were timed beside other runs "
+                                  f"(timing: {SHARED}): their times are not evidence")
         loaded, highest = loaded_runs(estimate.runs)
         if loaded:
             return INCONCLUSIVE, f"{loaded} of {len(estimate.runs)} runs timed at load up to {highest:.2f} > cores + {LOAD_MARGIN}"
