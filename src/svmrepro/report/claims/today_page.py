@@ -87,19 +87,18 @@ def write_today_page(papers: list[str], results_dir: Path, mode: str, judged: Ju
     the caller has it already, as the scoreboard's)."""
     judged = judge_papers(papers, results_dir) if judged is None else judged
     timed = [(v, t) for v, t in judged if v.claim.timing]
-    claims = [v.claim for v, _ in timed]
     verdicts, todays = [v for v, _ in timed], [t for _, t in timed]
-    judged = [t for t in todays if t is not None]
-    counts = Counter(t.today.verdict for t in judged)
+    readings = [t for t in todays if t is not None]
+    counts = Counter(t.today.verdict for t in readings)
     lines = [f"# Which claims about time still hold on a CPU against today's solver? ({mode} mode)", "",
              f"Today's solver, as the runs' `{SOLVER_TAG}` and `{SOLVER_VERSION_TAG}` tags name it: "
-             f"{today_solver(verdicts, judged)}. Each of the {len(claims)} claims about time of {len(papers)} papers "
+             f"{today_solver(verdicts, readings)}. Each of the {len(timed)} claims about time of {len(papers)} papers "
              f"is judged twice in the regions it stated before our numbers were read: against the paper's own "
              "baseline, as on the [scoreboard](" + SCOREBOARD + "), and against today's solver (its `today` block in "
              "the paper's `claims.yaml`); where the method can run today's solver inside, a third time with it "
              "inside. *unchanged*: the claim compares no solver we could replace. Each cell is the verdict and the "
              "statistic with its 95 % interval, read from the runs committed beside the outputs.", "",
-             f"{len(judged)} judged against today's solver: "
+             f"{len(readings)} judged against today's solver: "
              + " · ".join(f"**{word}**: {counts.get(word, 0)}" for word in (*VERDICTS, UNCHANGED)), "",
              "Timing protocol: a timed experiment runs its jobs alone on the machine, and a claim about time that "
              f"reads a run timed at a 1-minute load above the cores + {LOAD_MARGIN} is inconclusive. Regenerate "
