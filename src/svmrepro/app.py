@@ -28,7 +28,7 @@ error is never offered for tuning).
 
 from __future__ import annotations
 
-from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
 
 one_line_stop("svmrepro-run")
 

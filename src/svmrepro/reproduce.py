@@ -39,7 +39,7 @@ paper's number (:mod:`svmrepro.report.numbers`).
 
 from __future__ import annotations
 
-from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
 
 one_line_stop("svmrepro-reproduce")
 

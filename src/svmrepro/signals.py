@@ -55,23 +55,6 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-def one_line_stop(program: str) -> None:
-    """A Ctrl-C (or :class:`Interrupted`) that no code handles is one line, ``<program>: stopped by
-    SIGINT``, instead of a traceback: one during an entry module's slow imports, before its ``main``
-    installs anything. Set as ``sys.excepthook``, which only an exception nothing caught reaches;
-    Python then ends the process as Ctrl-C does (killed by SIGINT: exit code 130 in a shell)."""
-    previous = sys.excepthook
-
-    def hook(kind, value, traceback) -> None:
-        if not issubclass(kind, KeyboardInterrupt):
-            previous(kind, value, traceback)
-            return
-        name = str(value) if isinstance(value, Interrupted) else signal.SIGINT.name
-        print(f"{program}: stopped by {name}", file=sys.stderr, flush=True)
-
-    sys.excepthook = hook
-
-
 def _is_resource_tracker(process: psutil.Process) -> bool:
     """Whether ``process`` is a resource tracker of joblib's loky or of multiprocessing (its command
     line runs ``...resource_tracker``'s ``main``). A tracker ignores SIGTERM and ends once every

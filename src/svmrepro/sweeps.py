@@ -16,7 +16,7 @@ progress are marked KILLED, one line and exit code 128 + the signal; the sweeps 
 
 from __future__ import annotations
 
-from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
 
 one_line_stop("svmrepro-run")
 

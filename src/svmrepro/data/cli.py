@@ -10,7 +10,7 @@ non-empty ``source_checksums()`` reads files we cannot locate; anything else is 
 
 from __future__ import annotations
 
-from svmrepro.signals import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
 
 one_line_stop("svmrepro-data")
 
