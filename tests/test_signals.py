@@ -20,8 +20,9 @@ import psutil
 import pytest
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 
+from svmrepro import signals
 from svmrepro.signals import alive
-from svmrepro.store import KILLED_REASON_TAG
+from svmrepro.store import KILLED_REASON_TAG, retry_locked
 
 #: a fit outlasts the test: a run ends only through the signal
 FIT_S = "60"
@@ -154,3 +155,42 @@ def test_ctrl_c_at_the_start_of_svmrepro_run_is_one_line(delay, tmp_path):
     assert started.returncode in (-signal.SIGINT, 130), stderr[-2000:]
     [line] = stderr.splitlines()
     assert line.startswith("svmrepro-run: stopped by SIGINT")
+
+
+@pytest.fixture
+def handlers(monkeypatch):
+    """The signal handlers as they were after the test; no child of the test process stopped."""
+    saved = {sig: signal.getsignal(sig) for sig in signals.SIGNALS}
+    monkeypatch.setattr(signals, "stop_children", lambda: None)
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+@pytest.mark.parametrize("outcome", ["returns", "raises"])
+def test_a_signal_during_a_store_call_stops_the_process_after_the_call(handlers, outcome):
+    """Raised inside SQLAlchemy's fetch, the stop made it drop its connection and log "Error closing
+    cursor" with a traceback (a Ctrl-C that hit a worker logging its run): the call ends first."""
+    signals.install()
+    ended = []
+
+    def call():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # Python has run the handler by now
+        ended.append(outcome)
+        if outcome == "raises":
+            raise ValueError("the call's own error")
+        return outcome
+
+    with pytest.raises(signals.Interrupted) as stop:
+        retry_locked(call)
+    assert ended == [outcome]
+    assert stop.value.signum == signal.SIGTERM
+
+
+def test_outside_a_store_call_a_signal_stops_at_once(handlers):
+    signals.install()
+    with pytest.raises(signals.Interrupted):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+        pytest.fail("the stop waited")

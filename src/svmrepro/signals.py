@@ -124,11 +124,49 @@ def _ignore(signum: int, frame) -> None:
     """Not SIG_IGN: a signal already pending when it is set would raise OSError ("ignored due to race")."""
 
 
-def _handle(signum: int, frame) -> None:
+#: in the main thread: how many :func:`held` sections are open, and the signal that arrived in one
+_held_depth = 0
+_held_signal: int | None = None
+
+
+def _stop(signum: int) -> None:
     for sig in SIGNALS:  # one stop: a second Ctrl-C must not interrupt the stopping
         signal.signal(sig, _ignore)
     stop_children()
     raise Interrupted(signum)
+
+
+def _handle(signum: int, frame) -> None:
+    global _held_signal
+    if _held_depth:  # in a store call: the stop waits for its end (held)
+        _held_signal = _held_signal or signum
+        return
+    _stop(signum)
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Around one call to the MLflow store: a signal arriving in it stops the process once the call
+    has returned (or raised), not inside it.
+
+    :class:`Interrupted` raised inside SQLAlchemy's fetch of a result makes it drop the connection
+    as an exit exception and then log "Error closing cursor" with a traceback at ERROR level (the
+    cursor's database is closed by then): a Ctrl-C that hit a worker logging its run's params printed
+    that traceback. A store call lasts milliseconds (seconds when SQLite is locked); the stop then
+    goes on as from :func:`install`. Only the main thread, where Python runs signal handlers, holds.
+    """
+    global _held_depth, _held_signal
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _held_depth += 1
+    try:
+        yield
+    finally:
+        _held_depth -= 1
+        if not _held_depth and _held_signal is not None:
+            signum, _held_signal = _held_signal, None
+            _stop(signum)
 
 
 def install() -> None:

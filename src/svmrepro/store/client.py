@@ -33,6 +33,7 @@ from mlflow.entities import Dataset as DatasetEntity
 from mlflow.entities import DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
+from svmrepro import signals
 from svmrepro.errors import error_line, first_line
 from svmrepro.redact import redact
 from svmrepro.store import sqlite
@@ -99,10 +100,12 @@ def as_text(value: object) -> str:
 
 
 def _retry(transient: Callable[[Exception], bool], call: Callable[[], T], attempts: int) -> T:
-    """Run ``call``, retrying with jittered backoff while it raises what ``transient`` accepts."""
+    """Run ``call``, retrying with jittered backoff while it raises what ``transient`` accepts; a
+    SIGTERM or Ctrl-C stops the process after the call, not inside it (:func:`svmrepro.signals.held`)."""
     for attempt in range(attempts):
         try:
-            return call()
+            with signals.held():
+                return call()
         except Exception as exc:  # MLflow wraps SQLAlchemy's errors in MlflowException
             if not transient(exc) or attempt == attempts - 1:
                 raise
