@@ -184,6 +184,14 @@ def test_an_experiments_deviations_state_only_what_its_runs_show(output):
 
 
 @pytest.mark.parametrize("output", COMMITTED)
+def test_every_section_of_a_committed_page_is_computed(output):
+    """A section comparing groups the output's full sweep does not run (a companion that inherits its
+    twin's ``report.paired`` or ``report.ratios``) reads "no runs of ...: ... not computed" on the page."""
+    page = (RESULTS / f"{output}.md").read_text()
+    assert not [line for line in page.splitlines() if line.endswith(" not computed")], output
+
+
+@pytest.mark.parametrize("output", COMMITTED)
 def test_the_generated_fact_lines_pass_the_same_check(output):
     runs, others = facts_of(output)
     lines = facts_lines(runs_of(output), full_spec(output))
