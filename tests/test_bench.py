@@ -18,7 +18,8 @@ from svmrepro.algorithms.wen_lu_cascade import WenLuCascadeSVC
 from svmrepro.algorithms.cross_training import CrossTrainingSVC
 from svmrepro.algorithms.parallel import backend_context
 from svmrepro.bench_expansion import KernelExpansionBenchmark
-from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.compose import compose_config, compose_run
+from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.data.checkerboard import Checkerboard
 from svmrepro.measures import measure_for
 from svmrepro.environment import cpu_count

@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from clusters import dask_processes
-from svmrepro.compose import compose_config, sweep_jobs
+from svmrepro.compose import compose_config
+from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.identity import config_hash
 from svmrepro.reproduce import sweep_hashes
 from svmrepro.runner import FINISHED, run

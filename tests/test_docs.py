@@ -72,7 +72,7 @@ def check_reference(site: Path) -> None:
     """The reference lists every claim primitive, report section, run setting and data-set kind the code
     declares: they are walked, not listed."""
     from svmrepro.report.claims.primitives import kinds, primitive
-    from svmrepro.report.sections import section_options
+    from svmrepro.report.registry import section_options
     from svmrepro.settings import RunSettings
 
     spec = importlib.util.spec_from_file_location("svmrepro_docs", ROOT / "docs" / "_ext" / "svmrepro_docs.py")

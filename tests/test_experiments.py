@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from svmrepro.compose import compose_config, compose_run, experiments, sweep_jobs
+from svmrepro.compose import compose_config, compose_run, experiments
+from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.report import build_output
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.report.spec import spec_from_config

@@ -7,7 +7,8 @@ from omegaconf import OmegaConf
 
 from svmrepro import identity
 from svmrepro.code_digest import code_digest
-from svmrepro.compose import compose_run, experiments, sweep_jobs
+from svmrepro.compose import compose_run, experiments
+from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.identity import config_hash, flatten, identity_config, run_key
 from svmrepro.settings import Identity, RunSettings, identity_roles, setting
 

@@ -6,7 +6,7 @@ import sys
 
 from mlflow.tracking import MlflowClient
 
-from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
+from svmrepro.sweep.jobs import per_job
 
 
 def test_group_keys_become_one_value_sweeps_and_the_rest_stays():

@@ -11,7 +11,8 @@ from omegaconf import OmegaConf
 
 from svmrepro import reproduce as reproducing
 from svmrepro import compose as compose_module
-from svmrepro.compose import JobComposer, compose_config, compose_run, composition_cache, sweep_jobs
+from svmrepro.compose import compose_config, compose_run, composition_cache
+from svmrepro.sweep.jobs import JobComposer, sweep_jobs
 from svmrepro.identity import config_hash
 from svmrepro.locations import CONFIG_DIRS_ENV
 from svmrepro.report import regenerate_command

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.compose import compose_config, compose_run
+from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.exclusive import is_exclusive
 from svmrepro.reproduce import load_plan, parse_args, selected_experiments
 

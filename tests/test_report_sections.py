@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 
 from svmrepro.errors import ConfigError
+import svmrepro.report.registry as report_registry
 import svmrepro.report.sections as report_sections
 import svmrepro.report.spec as report_spec
 from svmrepro.report import build_output
 from svmrepro.report.claims.scoreboard import write_scoreboard
-from svmrepro.report.sections import page_sections, section_options
+from svmrepro.report.registry import page_sections, section_options
 from svmrepro.report.spec import spec_from_config
 from toy_claims import TOY_CLAIM_HEAD
 
@@ -43,7 +44,7 @@ def test_a_sections_key_is_read_into_the_spec_and_unset_keys_read_as_unset():
 NOTES = textwrap.dedent('''\
     from typing import List
 
-    from svmrepro.report.sections import Option
+    from svmrepro.report.registry import Option
 
     ORDER = 70
     OPTION = Option("notes", List[str], [], "a list of strings", unset=())
@@ -59,7 +60,7 @@ NOTES = textwrap.dedent('''\
 
 
 def _clear_caches():
-    for cached in (report_sections.page_sections, report_sections.section_options, report_spec.report_node,
+    for cached in (report_registry.page_sections, report_registry.section_options, report_spec.report_node,
                    report_spec.expects, report_spec._strict):
         cached.cache_clear()
 

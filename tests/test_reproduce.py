@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from mlflow.entities import ViewType
 
-from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.compose import compose_config, compose_run
+from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.report.runs import read_runs
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper

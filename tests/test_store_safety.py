@@ -23,7 +23,8 @@ from alembic.script import ScriptDirectory
 from mlflow.tracking import MlflowClient
 from test_faults import FAIL_ENV, SLEEP_ENV, _env
 
-from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.compose import compose_config, compose_run
+from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import FINISHED, run
 from svmrepro.store import Store, TrackingError

@@ -22,10 +22,12 @@ from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 # Hydra's plugin scan runs these modules again: their classes are looked up on the module when used
-from hydra_plugins.svmrepro_sweeper import failures, mode_sweeper
+from hydra_plugins.svmrepro_sweeper import mode_sweeper
 from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
 from svmrepro.app import NoValidationSplit, objective, other_sweeper
-from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.compose import compose_config, compose_run
+from svmrepro.sweep import failures
+from svmrepro.sweep.jobs import NotAGrid, product, sweep_jobs
 from svmrepro.errors import SvmReproError
 from svmrepro.runner import FINISHED, SKIPPED, RunResult, run
 
@@ -65,12 +67,12 @@ def test_the_svmrepro_sweeper_is_a_registered_option_selected_by_default():
 ])
 def test_grids_expand_as_hydra_basic_sweeper_expands_them(arguments):
     overrides = OverridesParser.create().parse_overrides(arguments)
-    assert mode_sweeper.product(overrides) == BasicSweeper.split_arguments(overrides, None)[0]
+    assert product(overrides) == BasicSweeper.split_arguments(overrides, None)[0]
 
 
 def test_an_interval_is_not_a_grid():
-    with pytest.raises(mode_sweeper.NotAGrid, match="hydra/sweeper=optuna"):
-        mode_sweeper.product(OverridesParser.create().parse_overrides(["seed=0,1", "algorithm.C=interval(0.1,10)"]))
+    with pytest.raises(NotAGrid, match="hydra/sweeper=optuna"):
+        product(OverridesParser.create().parse_overrides(["seed=0,1", "algorithm.C=interval(0.1,10)"]))
 
 
 def test_the_modes_sweep_is_a_union_of_grids_with_params_and_the_command_line_on_each():

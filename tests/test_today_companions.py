@@ -14,7 +14,8 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-from svmrepro.compose import CONF_DIR, JobComposer, compose_config, experiments, papers, sweep_jobs
+from svmrepro.compose import CONF_DIR, compose_config, experiments, papers
+from svmrepro.sweep.jobs import JobComposer, sweep_jobs
 from svmrepro.report.claims.estimate import GROUP_COLUMN
 from svmrepro.report.claims.schema import claims_path
 

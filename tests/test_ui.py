@@ -19,7 +19,8 @@ import requests
 from mlflow import MlflowClient
 from mlflow.entities import ViewType
 
-from svmrepro.compose import compose_config, compose_run, sweep_jobs
+from svmrepro.compose import compose_config, compose_run
+from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.report.artifacts import html_page
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.reproduce import main as reproduce

@@ -256,7 +256,7 @@ class ReportSections(GeneratedDirective):
     its key, what the key expects, its docstring, and its node's fields."""
 
     def lines(self) -> list[str]:
-        from svmrepro.report.sections import section_options
+        from svmrepro.report.registry import section_options
 
         lines = []
         for key, (module, option) in section_options().items():

@@ -45,18 +45,17 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.errors import CompactHydraException
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
-from hydra_plugins.svmrepro_completion.completion import as_ours
-from hydra_plugins.svmrepro_sweeper import progress
-from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
-from hydra_plugins.svmrepro_sweeper.mode_sweeper import per_job
 from omegaconf import DictConfig
 
 from svmrepro import settings, signals
+from svmrepro.completion import as_ours
 from svmrepro.compose import check_config_files, config_groups
 from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, check_writable, config_dir_option
 from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
 from svmrepro.signals import MAIN_PID_ENV
+from svmrepro.sweep import progress
+from svmrepro.sweep.jobs import SWEEPER_TARGET, per_job
 
 if TYPE_CHECKING:
     from svmrepro.runner import RunResult
@@ -64,11 +63,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("svmrepro")
 settings.register()
 
-QUIET_FLAG, QUIET_ENV = "--quiet", "SVMREPRO_QUIET"
+QUIET_FLAG = "--quiet"
 MULTIRUN_FLAGS = ("-m", "--multirun")
 NO_SPACE_ERRNOS, SQLITE_FULL = (errno.ENOSPC, errno.EDQUOT), "database or disk is full"
 #: the sweepers that run grids and ignore what a job returns; any other is taken to minimize it
-GRID_SWEEPERS = (ModeSweeperConf._target_, "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
+GRID_SWEEPERS = (SWEEPER_TARGET, "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
 
 
 class NoValidationSplit(SvmReproError, CompactHydraException):
@@ -173,7 +172,7 @@ def job(cfg: DictConfig) -> float | None:
 
             line = progress.record(hydra_cfg.sweep.dir, hydra_cfg.job.num, status, time.perf_counter() - started)
             log_progress(hydra_cfg.sweep.dir, cfg.tracking.uri, cfg.tracking.artifact_root)
-            if line and os.environ.get(QUIET_ENV, "") in ("", "0"):
+            if line and not progress.quiet():
                 log.info(line)
     return value
 
@@ -197,7 +196,7 @@ def run_hydra(arguments: list[str]) -> None:
     arguments = as_ours(arguments)
     if QUIET_FLAG in arguments:
         arguments = [arg for arg in arguments if arg != QUIET_FLAG]
-        os.environ[QUIET_ENV] = "1"
+        os.environ[progress.QUIET_ENV] = "1"
     if any(flag in arguments for flag in MULTIRUN_FLAGS) and not other_sweeper(arguments):
         arguments = per_job(arguments, config_groups() - {"experiment"})
     sys.argv = sys.argv[:1] + arguments

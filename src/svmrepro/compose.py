@@ -11,12 +11,7 @@ from pathlib import Path
 
 import yaml
 from hydra import compose, initialize_config_dir
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override
-from hydra.errors import ConfigCompositionException
-from hydra_plugins.svmrepro_sweeper.mode_sweeper import expand, sweep_grids
 from omegaconf import DictConfig, OmegaConf, open_dict
-from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from svmrepro import settings
 from svmrepro.errors import ConfigError, SvmReproError
@@ -116,65 +111,3 @@ def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]
 def config_groups() -> set[str]:
     """The config groups of svmrepro's configs and the user's (``conf/<group>/``), Hydra's left out."""
     return {path.name for root in config_dirs() for path in root.iterdir() if path.is_dir()} - {"hydra"}
-
-
-def sweep_jobs(sweep, extra: dict[str, object] | None = None) -> list[list[str]]:
-    """The overrides of every job of an experiment's sweep (a grid or a list of grids), with
-    ``extra`` given as on the command line, exactly as ``svmrepro-run -m`` expands it (a list of
-    grids narrowed by it: :func:`~hydra_plugins.svmrepro_sweeper.mode_sweeper.narrow`)."""
-    parser = OverridesParser.create()
-    given = parser.parse_overrides([f"{key}={value}" for key, value in (extra or {}).items()])
-    return expand(sweep_grids(sweep), [], parser, given, config_groups())
-
-
-class JobComposer:
-    """The configs of many jobs ``[*base, *job]`` of one sweep, each as :func:`compose_run` gives it, at a
-    fraction of the cost: Hydra composes (about 0.1 s) once per distinct set of a job's overrides that
-    change what is composed (config-group options, ``+``/``~`` overrides), and a job's plain ``key=value``
-    overrides are applied to a copy as Hydra applies them after composing (``OmegaConf.update``, the
-    value as Hydra's override parser reads it). A sweep of a thousand jobs is composed in seconds."""
-
-    def __init__(self, base: list[str]) -> None:
-        self.base = list(base)
-        self._parser = OverridesParser.create()
-        self._composed: dict[tuple[str, ...], tuple[DictConfig, dict] | Exception] = {}
-
-    def compose(self, job: list[str]) -> tuple[DictConfig, dict[str, str | None]]:
-        """The job's config and its config-group options; a composition error as Hydra raises it."""
-        overrides = self._parser.parse_overrides(list(job))
-        values = [o for o in overrides if _is_value(o)]
-        key = tuple(o.input_line for o in overrides if not _is_value(o))
-        if key not in self._composed:
-            try:
-                self._composed[key] = compose_run([*self.base, *key])
-            except Exception as exc:  # noqa: BLE001  (raised again for every job that needs it)
-                self._composed[key] = exc
-        composed = self._composed[key]
-        if isinstance(composed, Exception):
-            raise composed
-        cfg, choices = copy.deepcopy(composed[0]), dict(composed[1])
-        for override in values:
-            _apply(cfg, override)
-        return cfg, choices
-
-
-def is_group(key: str) -> bool:
-    """Whether ``key`` names a config group (``dataset``, ``hydra/launcher``): an override of it picks an option."""
-    return "/" in key or key in config_groups()
-
-
-def _is_value(override: Override) -> bool:
-    """A plain ``key=value`` of the config (not of a config group, not Hydra's, no ``+``/``~``)."""
-    return not (override.is_delete() or override.is_add() or override.is_force_add() or override.package is not None
-                or override.key_or_group.split(".")[0] == "hydra" or is_group(override.key_or_group))
-
-
-def _apply(cfg: DictConfig, override: Override) -> None:
-    """``override`` applied to ``cfg`` as Hydra's config loader applies a plain override, with its errors."""
-    try:
-        OmegaConf.update(cfg, override.key_or_group, override.value(), merge=True)
-    except (ConfigAttributeError, ConfigKeyError) as exc:
-        raise ConfigCompositionException(f"Could not override '{override.key_or_group}'.\n"
-                                         f"To append to your config use +{override.input_line}") from exc
-    except OmegaConfBaseException as exc:
-        raise ConfigCompositionException(f"Error merging override {override.input_line}") from exc

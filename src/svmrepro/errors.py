@@ -23,3 +23,10 @@ class ConfigError(SvmReproError, ValueError):
 
 class DataError(SvmReproError):
     """A data file is missing, corrupt or in the wrong format; the message names the file."""
+
+
+def composition_line(error: BaseException) -> str:
+    """``error_line`` of a Hydra composition error with OmegaConf's reason (Hydra puts it on a later line) appended."""
+    cause = error.__cause__
+    reason = first_line(cause) if cause is not None else ""
+    return f"{error_line(error)} {reason}".rstrip()

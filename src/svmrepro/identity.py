@@ -37,15 +37,15 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 
 from omegaconf import DictConfig, OmegaConf
 
-from hydra_plugins.svmrepro_sweeper.mode_sweeper import number_types
-
 from svmrepro.code_digest import code_digest
 from svmrepro.environment import ALL_CORES, machine
 from svmrepro.settings import Identity, estimator_settings, identity_roles
+from svmrepro.sweep.jobs import number_types
 
 _ROLES = identity_roles()
 #: top-level keys that never change what a run computes, and Hydra's own node (not a setting)
@@ -122,13 +122,35 @@ def _digest(obj) -> str:
 
 def config_hash(cfg: DictConfig | Mapping) -> str:
     """The digest of :func:`identity_config` with the estimators' worker counts left out (as 1)."""
-    plain = identity_config(cfg)
+    return _hash_of(identity_config(cfg))
+
+
+def _hash_of(plain: Mapping) -> str:
+    """:func:`config_hash` of an :func:`identity_config` already taken."""
     return _digest({key: _one_worker(value) if key in ESTIMATOR_KEYS else value for key, value in plain.items()})
 
 
 def run_key(cfg: DictConfig | Mapping, dataset_fingerprint: str, code: str | None = None) -> str:
     """``code``: the code digest, by default the running package's (:func:`~svmrepro.code_digest.code_digest`)."""
-    return _digest({"config": config_hash(cfg), "data": dataset_fingerprint, "code": code or code_digest()})
+    return run_identity(cfg, dataset_fingerprint, code).run_key
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """A run's identity, taken once (:func:`run_identity`): the config that counts (:func:`identity_config`),
+    its digest (``config_hash``, a tag) and the run key (with the data and the code)."""
+
+    config: dict
+    config_hash: str
+    run_key: str
+
+
+def run_identity(cfg: DictConfig | Mapping, dataset_fingerprint: str, code: str | None = None) -> RunIdentity:
+    """The :class:`RunIdentity` of ``cfg`` on the data set whose source has ``dataset_fingerprint``."""
+    plain = identity_config(cfg)
+    digest = _hash_of(plain)
+    key = _digest({"config": digest, "data": dataset_fingerprint, "code": code or code_digest()})
+    return RunIdentity(plain, digest, key)
 
 
 def flatten(tree: Mapping, prefix: str = "") -> dict[str, object]:

@@ -26,7 +26,7 @@ checks take seconds for a thousand jobs.
 
 One documented freedom of ``svmrepro-run -m`` stays: a key given on the command line that only some
 jobs' configs have (``-m algorithm=svc,cascade_svc algorithm.r=0.5``) fails those jobs alone, listed at
-the end of the sweep (:mod:`hydra_plugins.svmrepro_sweeper.mode_sweeper`).
+the end of the sweep (:mod:`hydra_plugins.svmrepro_sweeper.mode_sweeper`, built on :mod:`svmrepro.sweep.jobs`).
 """
 
 from __future__ import annotations
@@ -41,18 +41,18 @@ from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
-from hydra_plugins.svmrepro_sweeper.mode_sweeper import composition_line, sweep_grids
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from svmrepro import settings
 from svmrepro.analyses import build_analyses
 from svmrepro.build import build
-from svmrepro.compose import JobComposer, experiments, is_group, sweep_jobs
-from svmrepro.errors import ConfigError, SvmReproError, error_line, first_line
+from svmrepro.compose import experiments
+from svmrepro.errors import ConfigError, SvmReproError, composition_line, error_line, first_line
 from svmrepro.locations import config_file
 from svmrepro.report.claims.check import check_paper, produced
 from svmrepro.report.claims.schema import claims_path
 from svmrepro.report.spec import ReportSpec, experiment_file, spec_from_config
+from svmrepro.sweep.jobs import JobComposer, is_group, sweep_grids, sweep_jobs
 
 #: the nodes a run builds before it reads data (:func:`svmrepro.runner.run`)
 BUILT = ("dataset", "algorithm", "selection", "analysis")
@@ -175,6 +175,8 @@ class Checked:
     line that their configs lack) with the reason, and the problems that stop the sweep."""
 
     runnable: list[list[str]] = field(default_factory=list)
+    #: each runnable job's config and config-group options, as composed for the checks
+    configs: list[tuple[DictConfig, Mapping[str, str | None]]] = field(default_factory=list)
     unstarted: list[tuple[list[str], str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -201,6 +203,7 @@ def check_jobs(source: SweepSource, jobs: Iterable[Sequence[str]], compose: Comp
             problems.setdefault(_line(source, job, choices, builds[built]))
         else:
             checked.runnable.append(job)
+            checked.configs.append((cfg, choices))
     if partial and not checked.runnable:  # a key that no job has: a mistake, not a partial sweep
         problems.update((_line(source, job, {}, exc), None) for job, exc in partial)
     else:

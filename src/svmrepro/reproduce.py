@@ -62,14 +62,13 @@ import pandas as pd
 import yaml
 
 from hydra.errors import HydraException
-from hydra_plugins.svmrepro_sweeper.progress import clock
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from svmrepro import settings
 from svmrepro.code_digest import code_digest, made_by
 from svmrepro.compose import (
-    JobComposer, compose_config, composition_cache, experiments, papers, searchpath_override, sweep_jobs, use_config_dirs,
+    compose_config, composition_cache, experiments, papers, searchpath_override, use_config_dirs,
 )
 from svmrepro.locations import PLANS_DIR, check_writable
 from svmrepro.environment import git_source
@@ -92,6 +91,8 @@ from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.store import (
     RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, commit_column, ensure_store, run_commit, source_tags, tracking_uri,
 )
+from svmrepro.sweep.jobs import JobComposer, sweep_jobs
+from svmrepro.sweep.progress import clock
 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)

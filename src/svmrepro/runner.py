@@ -1,11 +1,18 @@
-"""One run: load -> build -> fit (timed) -> predict (timed) -> metrics -> MLflow.
+"""One run: plan -> load -> fit (timed) -> predict (timed) -> metrics -> MLflow.
 
 :func:`run` is a plain function of a composed config, so tests and notebooks call it without
-Hydra's command line; ``svmrepro.app`` is the thin Hydra shell around it.
+Hydra's command line; ``svmrepro.app`` is the thin Hydra shell around it. It takes one pass: what a
+run needs before it reads data (the estimator and the data source, built and checked; its analyses; its
+identity, taken once; where it is logged and how it is timed) is its :class:`RunPlan`
+(:func:`plan_run`), and the execution reads the plan, never the config again for those. The sweeper
+plans every job of a sweep the same way to skip, with one read of the store, the jobs whose runs
+FINISHED already (:func:`finished_runs`).
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import logging
 import os
 import time
@@ -15,12 +22,11 @@ from numbers import Real
 from pathlib import Path
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
-from svmrepro import identity
 from svmrepro.algorithms.parallel import backend_context
 from svmrepro.analyses import build_analyses, run_analyses
-from svmrepro.build import build
+from svmrepro.build import RunParts, build
 from svmrepro.code_digest import CODE_DIGEST_TAG, code_digest
 from svmrepro.data.base import Dataset
 from svmrepro.environment import environment_tags, git_source
@@ -32,6 +38,7 @@ from svmrepro.placement import BACKEND_TAG, placement_tags
 from svmrepro.redact import redact
 from svmrepro.signals import in_sweep_worker
 from svmrepro.solver import solver_tags
+from svmrepro.identity import RunIdentity, flatten, run_identity
 from svmrepro.store import (
     KIND_TAG, NOTE_TAG, RESULT_KIND, RUN_KEY_TAG, Store, choice_tags, experiment_description, experiment_name,
     mlflow_names, process_tags, run_params, source_tags,
@@ -44,6 +51,8 @@ NESTED_IDLE_S = 10.0
 log = logging.getLogger(__name__)
 
 FINISHED, SKIPPED = "FINISHED", "SKIPPED"
+#: an interpolation of Hydra's job config (``${hydra:runtime.choices.dataset}``), which only the job resolves
+HYDRA_RESOLVER = "${hydra:"
 
 
 @dataclass
@@ -58,6 +67,94 @@ class RunResult:
         """``val_error`` (``val_mse`` in regression): what an optimizing sweeper minimizes. None when
         the data set has no validation split: a test error is never offered for tuning."""
         return next((self.metrics[k] for k in ("val_error", "val_mse") if k in self.metrics), None)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run needs before it reads data, built once from its config (:func:`plan_run`)."""
+
+    cfg: DictConfig
+    #: the data source and the estimator (wrapped in the model search when ``selection`` is set), checked
+    parts: RunParts
+    #: the experiment's analyses of the fitted model (:mod:`svmrepro.analyses`)
+    analyses: list
+    #: the data source's fingerprint (its class, parameters and files' checksums), known before loading
+    source_fingerprint: str
+    identity: RunIdentity
+    #: the MLflow experiment, ``<paper>/<id>`` (:func:`~svmrepro.store.experiment_name`)
+    experiment: str
+    #: the machine slot a timed run holds (:mod:`svmrepro.exclusive`); None: the default
+    timing: str | None
+    #: the decision surface's settings (``surface``), None when the run draws none
+    surface: dict | None
+
+    @property
+    def run_key(self) -> str:
+        return self.identity.run_key
+
+
+def plan_run(cfg: DictConfig, choices: Mapping[str, str | None], fingerprints: dict[str, str] | None = None) -> RunPlan:
+    """The :class:`RunPlan` of a composed config: every value checked, nothing read or fitted.
+
+    ``fingerprints`` caches the data sources' fingerprints by their config (a sweep's jobs share a few)."""
+    parts = build(cfg)
+    analyses = build_analyses(cfg.get("analysis"))
+    if fingerprints is None:
+        fingerprint = parts.source.fingerprint()
+    else:
+        node = json.dumps(OmegaConf.to_container(cfg.dataset, resolve=True), sort_keys=True, default=str)
+        fingerprint = fingerprints.get(node) or fingerprints.setdefault(node, parts.source.fingerprint())
+    timing = cfg.get("timing")
+    return RunPlan(
+        cfg=cfg,
+        parts=parts,
+        analyses=analyses,
+        source_fingerprint=fingerprint,
+        identity=run_identity(cfg, fingerprint),
+        experiment=experiment_name(dict(choices)),
+        timing=getattr(timing, "value", timing),
+        surface=OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None,
+    )
+
+
+def finished_runs(jobs: Sequence[tuple[DictConfig, Mapping[str, str | None]]]) -> dict[int, RunResult]:
+    """The jobs (by index in ``jobs``: their composed config and config-group options) whose run FINISHED
+    already, each as a SKIPPED :class:`RunResult` naming that run (without its metrics): what :func:`run` would skip, found with one read of the store per
+    experiment instead of one per job. A job with ``force=true`` is never among them. The runs of those keys
+    left RUNNING by a process that is gone are marked KILLED, as :func:`run` marks them before it skips. A job
+    that cannot be planned (its data files are missing, say) is not among them: it runs and fails with its reason;
+    nor is one whose config reads Hydra's job node (``${hydra:...}``), which only the job itself resolves."""
+    fingerprints: dict[str, str] = {}
+    planned = []
+    for index, (cfg, choices) in enumerate(jobs):
+        if cfg.get("force"):
+            continue
+        job = copy.deepcopy(cfg)
+        with open_dict(job):
+            job.pop("hydra", None)  # as the job gets it: Hydra's node is not the run's
+        if HYDRA_RESOLVER in OmegaConf.to_yaml(job):  # resolved here against the sweep's Hydra node, not the job's
+            continue
+        try:
+            planned.append((index, plan_run(job, choices, fingerprints)))
+        except Exception:  # noqa: BLE001  (its data cannot be had, say: the job runs, and fails with its own line)
+            continue
+    if not planned:
+        return {}
+    cfg = planned[0][1].cfg
+    store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
+    found: dict[int, RunResult] = {}
+    for experiment in dict.fromkeys(plan.experiment for _, plan in planned):
+        finished = store.result_runs_by_key(experiment, FINISHED)
+        wanted = {index: plan.run_key for index, plan in planned if plan.experiment == experiment}
+        done = {index: RunResult(SKIPPED, finished[key][0].info.run_id, key)
+                for index, key in wanted.items() if key in finished}
+        found.update(done)
+        if not done:
+            continue
+        running = store.result_runs_by_key(experiment, "RUNNING")
+        for orphan in store.kill_orphans([run for key in {wanted[i] for i in done} for run in running.get(key, [])]):
+            log.info("run %s marked KILLED: its process ended while it was RUNNING", orphan)
+    return found
 
 
 def split_diagnostics(diagnostics: Mapping) -> tuple[dict[str, float], dict[str, list[float]]]:
@@ -164,13 +261,10 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
     """
     started = time.perf_counter()  # for run_overhead_s, logged last
     choices = dict(choices or {})
-    parts = build(cfg)
-    analyses = build_analyses(cfg.get("analysis"))
-    fingerprint = parts.source.fingerprint()
-    plain = identity.identity_config(cfg)
-    key = identity.run_key(plain, fingerprint)
+    plan = plan_run(cfg, choices)
+    parts, analyses, key, plain = plan.parts, plan.analyses, plan.run_key, plan.identity.config
     store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
-    exp_name = experiment_name(choices)
+    exp_name = plan.experiment
     exp_id = store.experiment_id(exp_name, experiment_description(cfg))
     # identical runs started at once: one holds the key and fits, the others wait, then skip
     with store.claim(key):
@@ -181,12 +275,11 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
             log.info("skip: run %s already FINISHED with identity %s", done, key[:12])
             return RunResult(SKIPPED, done, key, store.run_metrics(done))
         # a timed experiment's run alone on the machine, any other run beside others (svmrepro.exclusive)
-        timing = getattr(cfg.get("timing"), "value", cfg.get("timing"))
+        timing = plan.timing
         with machine_slot(timing, exp_name):
             # before the run exists: a data error logs nothing
             data, load_s, _ = timed(lambda: parts.source.load(int(cfg.seed)))
-            surface_cfg = OmegaConf.to_container(cfg.surface) if cfg.get("surface") is not None else None
-            surface = surface_settings(surface_cfg, data)
+            surface = surface_settings(plan.surface, data)
             algorithm = choices.get("algorithm") or type(final_estimator(parts.estimator)).__name__
             dataset = choices.get("dataset") or parts.source.name
             tags = {
@@ -202,10 +295,10 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 "seed": str(cfg.seed),
                 BACKEND_TAG: cfg.parallel.backend.value,  # timings depend on it, results do not
                 "mode": plain["mode"],
-                "config_hash": identity.config_hash(plain),
+                "config_hash": plan.identity.config_hash,
                 # the arrays the estimator sees; run_key holds the verified source files' (known before loading)
                 "data_fingerprint": data.fingerprint,
-                "source_fingerprint": fingerprint,
+                "source_fingerprint": plan.source_fingerprint,
                 RUN_KEY_TAG: key,
                 CODE_DIGEST_TAG: code_digest(),  # the code that decided its numbers (in run_key too)
                 "label": cfg.label or dataset,
@@ -225,7 +318,7 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                     log.info("run %s KILLED: %s", made, reason)
                 raise
             try:
-                store.log_params(run_id, run_params(identity.flatten(plain)))
+                store.log_params(run_id, run_params(flatten(plain)))
                 store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")
                 log_dataset(store, run_id, parts.source, data, tags["data_fingerprint"])
                 with backend_context(**OmegaConf.to_container(cfg.parallel, enum_to_str=True),

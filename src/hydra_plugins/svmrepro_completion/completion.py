@@ -12,15 +12,10 @@ from hydra.plugins.completion_plugin import CompletionPlugin
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from svmrepro.completion import SHELL
 from svmrepro.locations import config_dir_option
 
-SHELL = "svmrepro"
 FUNCTION = "_svmrepro_complete"
-#: the shells of Hydra's documented ``-sc install=bash`` (zsh: the same, after bashcompinit): Hydra's built-in
-#: plugin for them completes no experiment, and a second plugin may not claim them, so svmrepro-run hands
-#: their install, uninstall and query to this one (:func:`as_ours`)
-HYDRA_SHELLS = ("bash", "zsh")
-SHELL_COMPLETION_FLAGS = ("-sc", "--shell-completion")
 CONFIG_DIR_FLAGS = ("-cd", "--config-dir")
 
 # Bash splits a word at '=' (COMP_WORDBREAKS) and replaces only what follows it, while a suggestion is a
@@ -143,16 +138,6 @@ class GroupCompletion(CompletionPlugin):
                     if not name.startswith("/"):  # relative to the option's own group
                         chosen.add(f"{group}/{name}")
         return chosen
-
-
-def as_ours(arguments: list[str]) -> list[str]:
-    """``arguments`` (a command line) with a shell-completion command for a shell of Hydra's own
-    (``-sc install=bash``: a flag, then the command as an override) given to this plugin (``-sc install=svmrepro``)."""
-    def ours(previous: str, argument: str) -> str:
-        command, equals, shell = argument.partition("=")
-        return f"{command}={SHELL}" if previous in SHELL_COMPLETION_FLAGS and shell in HYDRA_SHELLS else argument
-
-    return [ours(previous, argument) for previous, argument in zip(["", *arguments], arguments)]
 
 
 def _searchpath(words: list[str]) -> list[str]:

@@ -9,12 +9,14 @@ from typing import Optional
 
 from hydra.core.config_store import ConfigStore
 
+from svmrepro.sweep.jobs import SWEEPER_TARGET
+
 
 @dataclass
 class ModeSweeperConf:
     """``hydra.sweeper`` of the svmrepro sweeper; its keys mean what BasicSweeper's do."""
 
-    _target_: str = "hydra_plugins.svmrepro_sweeper.mode_sweeper.ModeSweeper"
+    _target_: str = SWEEPER_TARGET
     #: jobs handed to the launcher at once; None: all
     max_batch_size: Optional[int] = None
     #: more overrides, applied to every grid as the command line's are

@@ -13,7 +13,8 @@ from svmrepro.locations import user_config_dirs
 from svmrepro.report.figures import plot
 from svmrepro.report.facts import facts_lines
 from svmrepro.report.runs import write_runs
-from svmrepro.report.sections import Page, page_sections
+from svmrepro.report.registry import page_sections
+from svmrepro.report.sections import Page
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper, summarise, to_markdown, with_paper
 

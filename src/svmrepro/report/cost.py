@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from hydra_plugins.svmrepro_sweeper.progress import clock
 from svmrepro.compose import compose_config, experiments
 from svmrepro.errors import SvmReproError
 from svmrepro.exclusive import EXCLUSIVE, SHARED, is_exclusive, jobs_at_once
 from svmrepro.report.runs import read_runs
 from svmrepro.store import commit_column
+from svmrepro.sweep.progress import clock
 
 log = logging.getLogger(__name__)
 #: the page's folder below the results folder

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from hydra_plugins.svmrepro_sweeper.progress import clock
 from svmrepro.errors import SvmReproError
+from svmrepro.sweep.progress import clock
 
 #: the names of the README's first two commands, in their order (``--only quick``)
 NAMES = ("quick", "tests")

@@ -55,7 +55,7 @@ from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from svmrepro.errors import ConfigError
 from svmrepro.locations import config_file, data_file
-from svmrepro.report.sections import section_options
+from svmrepro.report.registry import section_options
 
 
 #: summary rows a report can add per group (``x`` of the row = its name)

@@ -201,6 +201,21 @@ class Store:
         runs = self._runs_of_key(experiment_id, key, "FINISHED", max_results=1)
         return runs[0].info.run_id if runs else None
 
+    def result_runs_by_key(self, experiment: str, status: str) -> dict[str, list]:
+        """The result runs (never a sweep's or a report's) of the experiment named ``experiment`` in ``status``,
+        by run key, each key's newest first (none when the experiment does not exist): one search of the
+        store where :meth:`finished_run_id` makes one per key."""
+        found: dict[str, list] = {}
+        for run in self.search(experiment, f"attributes.status = '{status}'"):
+            key = run.data.tags.get(RUN_KEY_TAG)
+            if key and is_result(run.data.tags):
+                found.setdefault(key, []).append(run)
+        return found
+
+    def kill_orphans(self, running: list) -> list[str]:
+        """Mark KILLED those of the RUNNING runs ``running`` whose process is gone (:meth:`mark_orphans_killed`)."""
+        return self._kill_orphans(running, f"marked by process {os.getpid()} skipping the same run key")
+
     def own_running_runs(self, experiment_id: str, key: str) -> list[str]:
         """The RUNNING runs of ``key`` that this process started (by its host and pid tags)."""
         mine = {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}

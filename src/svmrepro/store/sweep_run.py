@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from hydra_plugins.svmrepro_sweeper import failures, progress
 from omegaconf import DictConfig, OmegaConf
 
 from svmrepro.environment import git_source
@@ -26,6 +25,7 @@ from svmrepro.store.client import Store, as_text
 from svmrepro.store.location import TrackingError, experiment_description, experiment_name
 from svmrepro.store.names import ERROR_MESSAGE_TAG, KIND_TAG, NOTE_TAG, SWEEP_KIND, source_tags
 from svmrepro.store.processes import process_tags
+from svmrepro.sweep import failures, progress
 
 log = logging.getLogger(__name__)
 

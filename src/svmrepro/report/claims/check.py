@@ -39,7 +39,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException
 
-from svmrepro.compose import compose_run, experiments, sweep_jobs
+from svmrepro.compose import compose_run, experiments
 from svmrepro.errors import ConfigError, first_line
 from svmrepro.identity import NON_IDENTITY_KEYS, flatten, identity_config
 from svmrepro.locations import config_dirs
@@ -51,6 +51,7 @@ from svmrepro.report.claims.estimate import GROUP_COLUMN as ALGORITHM
 from svmrepro.report.runs import KEEP_COLUMNS
 from svmrepro.report.spec import spec_from_config
 from svmrepro.store import choice_tags, run_params
+from svmrepro.sweep.jobs import sweep_jobs
 
 
 @dataclass

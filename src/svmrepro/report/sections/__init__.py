@@ -4,8 +4,8 @@ A section module owns its key of the experiment's ``report:`` node, its computat
 Markdown, and declares
 
 - ``ORDER``: its place on the page (sections follow in ascending order);
-- ``OPTION``: its :class:`Option` (the key, its typed node, default and what it expects in words), or
-  None for a section no key asks for (the claims, asked for by the paper's claims file);
+- ``OPTION``: its :class:`~svmrepro.report.registry.Option` (the key, its typed node, default and what it
+  expects in words), or None for a section no key asks for (the claims, asked for by the paper's claims file);
 - ``configure(where, node)``: the value its key has in the :class:`~svmrepro.report.spec.ReportSpec`,
   from the whole merged ``report:`` node (so it checks the rules that span keys: a compared metric is
   reported), raising one :class:`~svmrepro.errors.ConfigError` line naming ``where`` and the key;
@@ -13,50 +13,35 @@ Markdown, and declares
   writing any file it draws.
 
 Adding a section is adding a module here, as adding a claim primitive is
-(:mod:`svmrepro.report.claims.primitives`).
+(:mod:`svmrepro.report.claims.primitives`). The registry (:mod:`svmrepro.report.registry`) finds the
+modules of this package; the spec reads their keys there, so neither this package nor the spec imports
+the other for its own definition.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from svmrepro.report.artifacts import write_sidecar
+from svmrepro.report.spec import ReportSpec
 
-if TYPE_CHECKING:  # the page's parts; importing them here would import the sections from spec.py
+if TYPE_CHECKING:
     import pandas as pd
-
-    from svmrepro.report import Output
-    from svmrepro.report.spec import ReportSpec
-
-
-@dataclass(frozen=True)
-class Option:
-    """A section's key of the ``report:`` node: its OmegaConf type and default as written in YAML,
-    what it holds in words (the error lines quote it), and the spec's value when no YAML set it."""
-
-    key: str
-    kind: Any
-    default: Any
-    expects: str
-    unset: Any = None
 
 
 @dataclass(frozen=True)
 class Page:
     """What an output's sections are built from: the runs it shows (and the text of the runs CSV
-    written from them), the summary table, the paper's numbers (None without) and its files."""
+    written from them), the summary table, the paper's numbers (None without) and its files
+    (an :class:`svmrepro.report.Output`)."""
 
     spec: ReportSpec
     runs: pd.DataFrame
     table: pd.DataFrame
     paper: pd.DataFrame | None
-    paths: Output
+    paths: Output  # noqa: F821  (svmrepro.report.Output, which builds pages from these sections)
     runs_csv_text: str
 
 
@@ -68,16 +53,3 @@ def picture(drawn: dict, sidecar: Path, draw: Callable[[], None], figure: Path, 
     write_sidecar(drawn, sidecar)
     draw()
     return ["", caption, "", f"![{alt}]({figure.name})"]
-
-
-@cache
-def page_sections() -> tuple[ModuleType, ...]:
-    """Every section module, in page order."""
-    found = [importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__)]
-    return tuple(sorted(found, key=lambda module: module.ORDER))
-
-
-@cache
-def section_options() -> dict[str, tuple[ModuleType, Option]]:
-    """Each section's ``report:`` key: its module and :class:`Option`, in page order."""
-    return {module.OPTION.key: (module, module.OPTION) for module in page_sections() if module.OPTION is not None}

@@ -31,7 +31,8 @@ from svmrepro.errors import ConfigError
 from svmrepro.report.figures import PANEL_HEIGHT, PANEL_WIDTH, legend_outside, plt, save_figure
 from svmrepro.report.labels import label
 from svmrepro.report.missing import NotComputed
-from svmrepro.report.sections import Option, Page
+from svmrepro.report.registry import Option
+from svmrepro.report.sections import Page
 from svmrepro.report.sections.ratios import ratio_to
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import summarise, to_markdown

@@ -16,7 +16,8 @@ from omegaconf import MISSING
 
 from svmrepro.errors import ConfigError
 from svmrepro.report.missing import require_runs, section_text
-from svmrepro.report.sections import Option, Page
+from svmrepro.report.registry import Option
+from svmrepro.report.sections import Page
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.stats import paired
 from svmrepro.report.tables import numeric_or_text

@@ -14,7 +14,8 @@ from omegaconf import MISSING
 
 from svmrepro.errors import ConfigError
 from svmrepro.report.missing import require_runs, section_text
-from svmrepro.report.sections import Option, Page
+from svmrepro.report.registry import Option
+from svmrepro.report.sections import Page
 from svmrepro.report.spec import ReportSpec
 
 ORDER = 40

@@ -11,7 +11,8 @@ from omegaconf import MISSING
 
 from svmrepro.errors import ConfigError
 from svmrepro.report.scatter import collect_points, plot_scatter
-from svmrepro.report.sections import Option, Page, picture
+from svmrepro.report.registry import Option
+from svmrepro.report.sections import Page, picture
 from svmrepro.report.spec import ScatterSpec
 
 ORDER = 10

@@ -17,7 +17,8 @@ import pandas as pd
 from omegaconf import MISSING
 
 from svmrepro.errors import SvmReproError
-from svmrepro.report.sections import Option, Page
+from svmrepro.report.registry import Option
+from svmrepro.report.sections import Page
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.stats import loglog_fit
 

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from svmrepro.report.sections import Option, Page, picture
+from svmrepro.report.registry import Option
+from svmrepro.report.sections import Page, picture
 from svmrepro.report.surface import collect_surfaces, plot_surfaces
 
 ORDER = 20

@@ -20,6 +20,12 @@ from pathlib import Path
 
 FILE = "progress.jsonl"
 DONE, SKIPPED, FAILED = "done", "skipped", "failed"
+#: set (to 1) by ``svmrepro-run --quiet``: no progress line per job
+QUIET_ENV = "SVMREPRO_QUIET"
+
+
+def quiet() -> bool:
+    return os.environ.get(QUIET_ENV, "") not in ("", "0")
 
 
 def start(sweep_dir: str | Path, total: int, workers: int) -> None:

@@ -24,7 +24,7 @@ from hydra.core.utils import JobReturn, JobStatus, filter_overrides
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from hydra_plugins.svmrepro_sweeper import progress
+from svmrepro.sweep import progress
 from svmrepro.errors import error_line
 from svmrepro.redact import redact
 
