@@ -1,4 +1,7 @@
 import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 
@@ -8,10 +11,26 @@ from svmrepro.compose import compose_config
 from svmrepro.exclusive import LOCK_ENV
 
 
+@pytest.fixture(scope="session")
+def empty_store(tmp_path_factory) -> Path:
+    """An empty embedded MLflow store at this MLflow's schema, made once per test process: MLflow builds a new
+    SQLite store in seconds (its tables, then each of its migrations), which every test needing a store of its
+    own would otherwise wait for."""
+    from svmrepro.store import ensure_store
+
+    path = tmp_path_factory.mktemp("empty_store") / "mlflow.db"
+    ensure_store(f"sqlite:///{path}")
+    return path
+
+
 @pytest.fixture
-def store_uri(tmp_path):
-    """A fresh embedded MLflow store (SQLite) for one test."""
-    return f"sqlite:///{tmp_path / 'mlflow.db'}"
+def store_uri(tmp_path, empty_store):
+    """A fresh embedded MLflow store (SQLite) for one test: a copy of :func:`empty_store`, made with SQLite's
+    backup (a consistent copy whatever its journal holds)."""
+    path = tmp_path / "mlflow.db"
+    with closing(sqlite3.connect(empty_store)) as source, closing(sqlite3.connect(path)) as copy:
+        source.backup(copy)
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture

@@ -169,7 +169,8 @@ def test_jobs_composed_once_per_group_options_are_those_hydra_composes(experimen
 
 def test_a_config_is_composed_once_per_invocation_and_read_again_by_the_next(tmp_path, monkeypatch):
     """Inside :func:`composition_cache` (one svmrepro-reproduce invocation) a composition asked for twice is
-    Hydra's once, each caller gets its own copy; outside it, and in the next invocation, the file is read again."""
+    Hydra's once, each caller gets its own copy; outside it, and in the next invocation, a changed file is read
+    again (an unchanged one is not: the composition of the same files is kept for the process)."""
     folder = tmp_path / "conf"
     path = folder / "experiment" / "mine" / "fig1.yaml"
     path.parent.mkdir(parents=True)
@@ -186,7 +187,10 @@ def test_a_config_is_composed_once_per_invocation_and_read_again_by_the_next(tmp
         assert len(calls) == 1 and again.dataset.n_test == 50
     assert compose_config(["experiment=mine/fig1"]).dataset.n_test == 60 and len(calls) == 2
     with composition_cache():
-        assert compose_config(["experiment=mine/fig1"]).dataset.n_test == 60 and len(calls) == 3
+        assert compose_config(["experiment=mine/fig1"]).dataset.n_test == 60 and len(calls) == 2
+    path.write_text(EXPERIMENT.replace("n_test: 50", "n_test: 70"))
+    with composition_cache():
+        assert compose_config(["experiment=mine/fig1"]).dataset.n_test == 70 and len(calls) == 3
 
 
 def test_the_regenerate_line_names_the_users_config_folders(tmp_path, monkeypatch):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -50,31 +52,53 @@ def use_config_dirs(dirs: list[Path]) -> None:
         os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
 
 
-#: the configs composed so far inside :func:`composition_cache` (None outside it: every call composes)
-_COMPOSED: ContextVar[dict | None] = ContextVar("composed", default=None)
+#: this process's compositions, by (overrides, digest of the config files' contents): a config is composed by
+#: Hydra (about 0.2 s) once per state of the files, however often it is asked for
+_COMPOSED: OrderedDict[tuple, DictConfig] = OrderedDict()
+#: compositions kept at most (the least recently used go first)
+COMPOSED_KEPT = 512
+#: the digest of the config files for the invocation inside :func:`composition_cache` (None outside it)
+_SNAPSHOT: ContextVar[str | None] = ContextVar("snapshot", default=None)
+
+
+def config_files_digest() -> str:
+    """sha256 over the path and content of every YAML file of svmrepro's config folder and the user's: what
+    a composition reads, so an unchanged digest is an unchanged composition."""
+    total = hashlib.sha256()
+    for root in config_dirs():
+        for path in sorted(Path(root).rglob("*.yaml")):
+            total.update(f"{path}\0".encode())
+            total.update(hashlib.sha256(path.read_bytes()).digest())
+    return total.hexdigest()
 
 
 @contextmanager
 def composition_cache() -> Iterator[None]:
-    """Inside it, a config composed once is composed from memory (a copy) when asked for again: for one
-    svmrepro-reproduce invocation, which composes each experiment's configs for its checks, its data, its
-    sweep's arguments and its pages (the files are read once; a change made meanwhile is seen by the next
-    invocation, as by the sweeps themselves, which compose in their own process)."""
-    token = _COMPOSED.set({})
+    """Inside it, the config files are read as they were on entering it: for one svmrepro-reproduce
+    invocation, which composes each experiment's configs for its checks, its data, its sweep's arguments and
+    its pages from one state of the files (a change made meanwhile is seen by the next invocation, as by the
+    sweeps themselves, which compose in their own process)."""
+    token = _SNAPSHOT.set(config_files_digest())
     try:
         yield
     finally:
-        _COMPOSED.reset(token)
+        _SNAPSHOT.reset(token)
 
 
 def compose_config(overrides: list[str] = (), return_hydra_config: bool = False) -> DictConfig:
+    """The config Hydra composes from ``overrides`` (with the user's config folders), each caller its own copy.
+
+    Composed once per state of the config files (:func:`config_files_digest`), with Hydra's node, which
+    Hydra's compose deletes when not asked for it; only copies leave."""
     overrides = [*searchpath_override(), *overrides]
-    composed, key = _COMPOSED.get(), tuple(overrides)
-    if composed is None:
-        return _compose(overrides, return_hydra_config)
-    if key not in composed:  # with Hydra's node, which Hydra's compose deletes when not asked for it; only copies leave
-        composed[key] = _compose(overrides, True)
-    cfg = copy.deepcopy(composed[key])
+    key = (tuple(overrides), _SNAPSHOT.get() or config_files_digest())
+    if key in _COMPOSED:
+        _COMPOSED.move_to_end(key)
+    else:
+        _COMPOSED[key] = _compose(overrides, True)
+        while len(_COMPOSED) > COMPOSED_KEPT:
+            _COMPOSED.popitem(last=False)
+    cfg = copy.deepcopy(_COMPOSED[key])
     if not return_hydra_config:
         with open_dict(cfg):
             del cfg["hydra"]

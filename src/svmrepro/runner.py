@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -40,11 +41,14 @@ from svmrepro.signals import in_sweep_worker
 from svmrepro.solver import solver_tags
 from svmrepro.identity import RunIdentity, flatten, run_identity
 from svmrepro.store import (
-    KIND_TAG, NOTE_TAG, RESULT_KIND, RUN_KEY_TAG, Store, choice_tags, experiment_description, experiment_name,
+    KIND_TAG, NOTE_TAG, RESULT_KIND, RUN_KEY_TAG, choice_tags, experiment_description, experiment_name,
     mlflow_names, process_tags, run_params, source_tags,
 )
 from svmrepro.surface import decision_surface, surface_settings
 from svmrepro.timing import timed
+
+if TYPE_CHECKING:
+    from svmrepro.store import Store
 
 #: idle seconds of the loky workers a run starts inside a sweep's own worker (:func:`backend_context`)
 NESTED_IDLE_S = 10.0
@@ -140,6 +144,8 @@ def finished_runs(jobs: Sequence[tuple[DictConfig, Mapping[str, str | None]]]) -
             continue
     if not planned:
         return {}
+    from svmrepro.store import Store  # MLflow: imported once a run needs the store (a bad value is found before)
+
     cfg = planned[0][1].cfg
     store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
     found: dict[int, RunResult] = {}
@@ -263,6 +269,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
     choices = dict(choices or {})
     plan = plan_run(cfg, choices)
     parts, analyses, key, plain = plan.parts, plan.analyses, plan.run_key, plan.identity.config
+    from svmrepro.store import Store  # MLflow: imported once a run needs the store (a bad value is found before)
+
     store = Store(cfg.tracking.uri, cfg.tracking.artifact_root)
     exp_name = plan.experiment
     exp_id = store.experiment_id(exp_name, experiment_description(cfg))

@@ -9,9 +9,13 @@
 - :mod:`.processes`: which process runs a run, and whether it has ended;
 - :mod:`.names`: tag names and metric names as MLflow shows them;
 - :mod:`.ui`: the links ``make ui`` prints, on each experiment's runs table.
+
+MLflow itself is imported with :mod:`.client` (seconds), when :class:`Store` is first asked for: a Hydra
+callback of this package is made at every ``svmrepro-run``, and a bad value is one line before MLflow loads.
 """
 
-from svmrepro.store.client import Store, artifact_dict, retry_locked
+import importlib
+
 from svmrepro.store.location import (
     TRACKING_URI_ENV, TrackingError, ensure_store, experiment_description, experiment_name, probe, sqlite_path,
     store_file, tracking_uri,
@@ -34,3 +38,14 @@ __all__ = [
     "process_gone", "process_tags", "retry_locked", "run_commit", "run_params", "source_tags", "sqlite_path",
     "store_file", "svmrepro_names", "sweep_run_id", "tracking_uri", "write_sweep_run",
 ]
+
+#: the names of :mod:`.client`, imported when one is first asked for (:pep:`562`)
+_CLIENT = ("Store", "artifact_dict", "retry_locked")
+
+
+def __getattr__(name: str):
+    if name in _CLIENT:
+        value = getattr(importlib.import_module(f"{__name__}.client"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,7 +41,8 @@ from svmrepro.store.location import (
 )
 from svmrepro.store.names import (
     DATASET_CONTEXT_TAG, ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, HOST_TAG,
-    KILLED_REASON_TAG, KIND_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, RUN_KEY_TAG, RUN_NAME_TAG, SWEEP_KIND, is_result,
+    KILLED_REASON_TAG, KIND_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, RUN_KEY_TAG, RUN_NAME_TAG, SWEEP_KIND, as_text,
+    is_result,
 )
 from svmrepro.store.processes import process_gone
 
@@ -92,11 +92,6 @@ def _is_duplicate(exc: Exception) -> bool:
     failed: ..." or "(psycopg2.errors.UniqueViolation) duplicate key value ...", as it does in the
     ``MlflowException`` of an embedded store."""
     return any(marker in str(exc) for marker in DUPLICATE_MARKERS)
-
-
-def as_text(value: object) -> str:
-    """A param's or tag's value as MLflow keeps it: an Enum by its value (``quick``, not ``Mode.quick``)."""
-    return str(value.value if isinstance(value, Enum) else value)
 
 
 def _retry(transient: Callable[[Exception], bool], call: Callable[[], T], attempts: int) -> T:

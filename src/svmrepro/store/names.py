@@ -10,6 +10,7 @@ import getpass
 import os
 import sys
 from collections.abc import Mapping
+from enum import Enum
 
 import pandas as pd
 
@@ -44,6 +45,11 @@ LEGACY_GIT_COMMIT_TAG = "git_commit"
 #: (the run's identity, :mod:`svmrepro.identity`, still holds them)
 HYDRA_PRIVATE_KEYS = frozenset({"_target_", "_partial_", "_convert_", "_recursive_", "_args_"})
 
+
+
+def as_text(value: object) -> str:
+    """A param's or tag's value as MLflow keeps it: an Enum by its value (``quick``, not ``Mode.quick``)."""
+    return str(value.value if isinstance(value, Enum) else value)
 
 def run_params(flat: Mapping[str, object]) -> dict[str, object]:
     """A run's flattened config (``algorithm.C``) as its params: Hydra's private keys left out."""

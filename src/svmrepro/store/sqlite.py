@@ -32,8 +32,6 @@ from contextlib import closing, contextmanager
 from functools import cache
 from pathlib import Path
 
-from mlflow.tracking import MlflowClient
-
 LOCK_SUFFIX, CLAIMS_SUFFIX, BUILDING_INFIX = ".lock", ".claims", ".building-"
 #: tables alembic makes while it rebuilds a table; left behind by an interrupted migration
 ALEMBIC_TMP = "_alembic_tmp_"
@@ -179,6 +177,8 @@ def ensure(path: Path, uri: str) -> str | None:
                 for stale in path.parent.glob(f".{path.name}{BUILDING_INFIX}*"):  # left by a killed builder
                     stale.unlink(missing_ok=True)
                 building = path.with_name(f".{path.name}{BUILDING_INFIX}{os.getpid()}")
+                from mlflow.tracking import MlflowClient  # MLflow only when a store is made
+
                 MlflowClient(tracking_uri=f"sqlite:///{building}")  # MLflow makes its schema and migrates it
                 os.replace(building, path)
                 return None

@@ -13,7 +13,7 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
@@ -21,11 +21,13 @@ from omegaconf import DictConfig, OmegaConf
 from svmrepro.environment import git_source
 from svmrepro.errors import error_line
 from svmrepro.redact import redact
-from svmrepro.store.client import Store, as_text
 from svmrepro.store.location import TrackingError, experiment_description, experiment_name
-from svmrepro.store.names import ERROR_MESSAGE_TAG, KIND_TAG, NOTE_TAG, SWEEP_KIND, source_tags
+from svmrepro.store.names import ERROR_MESSAGE_TAG, KIND_TAG, NOTE_TAG, SWEEP_KIND, as_text, source_tags
 from svmrepro.store.processes import process_tags
 from svmrepro.sweep import failures, progress
+
+if TYPE_CHECKING:
+    from svmrepro.store.client import Store
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +97,8 @@ def log_progress(sweep_dir: str | Path, uri: str | None, artifact_root: str | No
     if run_id is None or recorded is None:
         return
     _, ended = recorded
+    from svmrepro.store.client import Store  # MLflow: imported once a sweep runs, not when Hydra starts
+
     try:
         Store(uri, artifact_root).log_metrics(
             run_id, {f"jobs/{status}": ended[status] for status in (progress.DONE, progress.SKIPPED, progress.FAILED)},
@@ -142,6 +146,8 @@ class PrepareStore(Callback):
         self._sweep: tuple[Store, str, str, Path, dict[str, str]] | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from svmrepro.store.client import Store  # MLflow: imported once a sweep runs, not when Hydra starts
+
         name = experiment_name(dict(config.hydra.runtime.choices))
         try:
             store = Store(config.tracking.uri, config.tracking.artifact_root)

@@ -59,6 +59,7 @@ import math
 import re
 from dataclasses import dataclass, field, fields
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
@@ -299,7 +300,12 @@ def _claim_named(raw, exc: Exception) -> str:
 def parse_claims(paper: str, text: str, path: Path | str) -> list[Claim]:
     """The claims of ``text`` (the YAML of ``path``), checked against the schema: a wrong type, an
     unknown or missing key, a duplicated id or a test without a region is one line naming the
-    file and the key."""
+    file and the key. The same text is parsed once per process (claims are frozen)."""
+    return list(_parsed(paper, text, str(path)))
+
+
+@lru_cache(maxsize=64)
+def _parsed(paper: str, text: str, path: str) -> tuple[Claim, ...]:
     from svmrepro.report.claims.primitives import primitive  # the registry imports the schema's users
 
     try:
@@ -325,7 +331,7 @@ def parse_claims(paper: str, text: str, path: Path | str) -> list[Claim]:
                             amendments=tuple(_amendment(f"{where}.amendments[{k}]", amendment)
                                              for k, amendment in enumerate(conf.amendments)),
                             today=_today(where, conf)))
-    return claims
+    return tuple(claims)
 
 
 def load_claims(paper: str) -> list[Claim]:
