@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
 from svmrepro.build import build
-from svmrepro.compose import CONF_DIR, compose_config
+from svmrepro.compose import compose_config
 from svmrepro.data import covtype, files
 from svmrepro.data.files import OFFLINE_ENV
 from svmrepro.errors import ConfigError, DataError

@@ -56,6 +56,15 @@ def test_rerunning_the_sweep_executes_nothing(swept):
     assert "0 done, 2 skipped, 0 failed" in second_log
 
 
+def test_a_rerun_finds_the_finished_runs_in_one_read_and_launches_no_job(swept):
+    """The sweeper skips the jobs whose runs FINISHED before it launches any: no job starts (Hydra makes a
+    folder per job it launches), and the sweep's parent run, which made no run, is deleted."""
+    root, *_, second_log = swept
+    assert [path.name for path in (root / "sweep2").iterdir() if path.is_dir()] == []
+    assert [path.name for path in (root / "sweep1").iterdir() if path.is_dir()] != []
+    assert "sweep run" in second_log and "deleted: the sweep made no run" in second_log
+
+
 def test_reproduce_builds_the_output_and_rebuilds_it_from_csv(swept):
     root, store_uri, *_ = swept
     results = root / "results"

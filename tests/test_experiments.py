@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from svmrepro.compose import compose_config, compose_run, experiments
-from svmrepro.sweep.jobs import sweep_jobs
+from svmrepro.compose import compose_config, experiments
 from svmrepro.report import build_output
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.report.spec import spec_from_config
 from svmrepro.runner import run
+from svmrepro.sweep.jobs import JobComposer, sweep_jobs
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -21,8 +21,9 @@ def test_experiment_smoke_runs_its_sweep_and_builds_its_output(experiment, store
     cfg = compose_config(base)
     assert cfg.smoke, f"{experiment} needs a smoke: node that makes it run in seconds"
     jobs = sweep_jobs(cfg.sweep.quick, OmegaConf.to_container(cfg.smoke))
+    composer = JobComposer(base)  # each job's config as compose_run gives it (tests/test_preflight.py)
     for job in jobs:
-        run(*compose_run([*base, *job]))
+        run(*composer.compose(job))
     runs = runs_from_mlflow(experiment, "quick", store_uri)
     assert len(runs) == len(jobs)
     spec = spec_from_config(experiment, cfg.report)

@@ -68,7 +68,7 @@ def test_a_study_from_configuration_only_gets_its_page_and_verdicts(venv, study)
     found = verdicts(results)
     assert set(found) == CLAIMS and set(found.values()) <= VERDICTS, found  # each judged from the runs
     scoreboard = (results / "README.md").read_text()
-    assert all(f"[sizes](moons/sizes.md)" in line for line in scoreboard.splitlines() if line.startswith("| moons |"))
+    assert all("[sizes](moons/sizes.md)" in line for line in scoreboard.splitlines() if line.startswith("| moons |"))
     assert sum(line.startswith("| moons |") for line in scoreboard.splitlines()) == len(CLAIMS)
     assert "Traceback" not in done.stderr
     assert package_state(venv) == before

@@ -1,6 +1,6 @@
 """Soak test: what users do to a store, many times over, and nothing lost or duplicated.
 
-1. A sweep of 60 tiny runs (each fit sleeps 0.05 s) at 2 jobs (joblib launcher), SIGKILLed as a whole process group at
+1. A sweep of 40 tiny runs (each fit sleeps 0.05 s) at 2 jobs (joblib launcher), SIGKILLed as a whole process group at
    random moments (the first within the store's creation, the others while runs are under way)
    and started again until it ends.
 2. Four identical sweeps started at once on a new store: more processes than the suite's two cores race
@@ -25,7 +25,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from test_faults import SLEEP_ENV, _env
 
-N_RUNS, MAX_KILLS, N_AT_ONCE, AT_ONCE_RUNS = 60, 4, 4, 3
+N_RUNS, MAX_KILLS, N_AT_ONCE, AT_ONCE_RUNS = 40, 3, 4, 3
 #: seconds each fit sleeps (tests/test_faults.py's FaultyClassifier), so kills often meet a run RUNNING
 FIT_S = "0.05"
 

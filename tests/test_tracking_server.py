@@ -26,7 +26,7 @@ from urllib.parse import quote, urlsplit
 import psutil
 import pytest
 from mlflow.tracking import MlflowClient
-from test_end_to_end import EXPERIMENT, NARROWED, SMALL, _sweep
+from test_end_to_end import EXPERIMENT, NARROWED, _sweep
 from tracking_servers import NEEDS_POSTGRES, POSTGRES_URI, mlflow_server, new_database, sqlalchemy_uri
 
 pytestmark = NEEDS_POSTGRES

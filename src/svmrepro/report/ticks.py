@@ -139,7 +139,7 @@ def declutter(fig, layout) -> None:
     other label instead."""
     for _ in range(8):
         layout()
-        fig.canvas.draw()
+        fig.draw_without_rendering()  # every text placed and measured, no pixel drawn: savefig draws once, at the end
         renderer = fig.canvas.get_renderer()
         crowded = [axis for ax in fig.axes if ax.get_visible() for axis in (ax.xaxis, ax.yaxis)
                    if overlapping(axis, renderer)]
