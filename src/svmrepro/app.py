@@ -54,8 +54,8 @@ from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, check_writable, config
 from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
 from svmrepro.signals import MAIN_PID_ENV
-from svmrepro.sweep import progress
-from svmrepro.sweep.jobs import SWEEPER_TARGET, per_job
+from svmrepro.sweep import SWEEPER_TARGET, progress
+from svmrepro.sweep.jobs import per_job
 
 if TYPE_CHECKING:
     from svmrepro.runner import RunResult

@@ -9,7 +9,7 @@ from typing import Optional
 
 from hydra.core.config_store import ConfigStore
 
-from svmrepro.sweep.jobs import SWEEPER_TARGET
+from svmrepro.sweep import SWEEPER_TARGET
 
 
 @dataclass

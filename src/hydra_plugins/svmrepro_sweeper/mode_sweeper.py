@@ -47,7 +47,6 @@ from svmrepro.errors import error_line
 from svmrepro.redact import redact
 from svmrepro.sweep import failures, progress
 from svmrepro.sweep.failures import failure_line
-from svmrepro.sweep.jobs import JobComposer, NoEntryFits, expand, sweep_grids
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +83,8 @@ class ModeSweeper(Sweeper):
 
     def jobs(self, arguments: list[str]) -> list[list[str]]:
         """Every job's overrides: the mode's sweep, with ``params`` and ``arguments`` on each grid."""
+        from svmrepro.sweep.jobs import expand, sweep_grids  # here: Hydra imports every plugin at each start
+
         mode = getattr(self.config.mode, "value", self.config.mode)  # a Mode enum once typed
         grids = sweep_grids((self.config.get("sweep") or {}).get(mode))
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
@@ -103,6 +104,7 @@ class ModeSweeper(Sweeper):
         command-line key does not fit with why, one line); any other mistake ends the sweep before a job
         starts, one line each, exit code 2."""
         from svmrepro.preflight import check_sweep  # here: Hydra imports every plugin at each start
+        from svmrepro.sweep.jobs import JobComposer
 
         given = [*(f"{key}={value}" for key, value in self.params.items()), *arguments]
         # Hydra composes once per set of config-group options, each job's values applied to a copy
@@ -128,6 +130,8 @@ class ModeSweeper(Sweeper):
 
     def sweep(self, arguments: list[str]) -> list[Sequence[JobReturn]]:
         """Run every batch whatever failed, with progress; a summary, and the failures on stderr."""
+        from svmrepro.sweep.jobs import NoEntryFits  # here: Hydra imports every plugin at each start
+
         try:
             jobs = self.jobs(arguments)
         except NoEntryFits as exc:  # before any job, like every bad value: one line, exit 2

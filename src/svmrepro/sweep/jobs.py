@@ -35,10 +35,6 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 from svmrepro.compose import compose_run, config_groups
 from svmrepro.errors import SvmReproError
 
-#: the Hydra sweeper of ``hydra/sweeper: svmrepro`` (the plugin's class, named, never imported here)
-SWEEPER_TARGET = "hydra_plugins.svmrepro_sweeper.mode_sweeper.ModeSweeper"
-
-
 class NotAGrid(CompactHydraException):
     """A sweep override the grid cannot enumerate (``interval(...)``: an optimizing sweeper's)."""
 
