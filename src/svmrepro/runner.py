@@ -32,6 +32,7 @@ from svmrepro.code_digest import CODE_DIGEST_TAG, code_digest
 from svmrepro.data.base import Dataset
 from svmrepro.environment import environment_tags, git_source
 from svmrepro.errors import error_line
+from svmrepro.identity import RunIdentity, flatten, run_identity
 from svmrepro.exclusive import SHARED, TIMING_TAG, load_1m, machine_slot, timing_tags
 from svmrepro.measures import measure
 from svmrepro.metrics import final_estimator
@@ -39,7 +40,6 @@ from svmrepro.placement import BACKEND_TAG, placement_tags
 from svmrepro.redact import redact
 from svmrepro.signals import in_sweep_worker
 from svmrepro.solver import solver_tags
-from svmrepro.identity import RunIdentity, flatten, run_identity
 from svmrepro.store import (
     KIND_TAG, NOTE_TAG, RESULT_KIND, RUN_KEY_TAG, choice_tags, experiment_description, experiment_name,
     mlflow_names, process_tags, run_params, source_tags,
@@ -103,11 +103,11 @@ def plan_run(cfg: DictConfig, choices: Mapping[str, str | None], fingerprints: d
     ``fingerprints`` caches the data sources' fingerprints by their config (a sweep's jobs share a few)."""
     parts = build(cfg)
     analyses = build_analyses(cfg.get("analysis"))
-    if fingerprints is None:
-        fingerprint = parts.source.fingerprint()
-    else:
-        node = json.dumps(OmegaConf.to_container(cfg.dataset, resolve=True), sort_keys=True, default=str)
-        fingerprint = fingerprints.get(node) or fingerprints.setdefault(node, parts.source.fingerprint())
+    fingerprints = {} if fingerprints is None else fingerprints
+    node = json.dumps(OmegaConf.to_container(cfg.dataset, resolve=True), sort_keys=True, default=str)
+    if node not in fingerprints:
+        fingerprints[node] = parts.source.fingerprint()
+    fingerprint = fingerprints[node]
     timing = cfg.get("timing")
     return RunPlan(
         cfg=cfg,
@@ -123,8 +123,9 @@ def plan_run(cfg: DictConfig, choices: Mapping[str, str | None], fingerprints: d
 
 def finished_runs(jobs: Sequence[tuple[DictConfig, Mapping[str, str | None]]]) -> dict[int, RunResult]:
     """The jobs (by index in ``jobs``: their composed config and config-group options) whose run FINISHED
-    already, each as a SKIPPED :class:`RunResult` naming that run (without its metrics): what :func:`run` would skip, found with one read of the store per
-    experiment instead of one per job. A job with ``force=true`` is never among them. The runs of those keys
+    already, each as a SKIPPED :class:`RunResult` naming that run (without its metrics): what :func:`run`
+    would skip, found with one read of the store per experiment instead of one per job. A job with
+    ``force=true`` is never among them. The runs of those keys
     left RUNNING by a process that is gone are marked KILLED, as :func:`run` marks them before it skips. A job
     that cannot be planned (its data files are missing, say) is not among them: it runs and fails with its reason;
     nor is one whose config reads Hydra's job node (``${hydra:...}``), which only the job itself resolves."""

@@ -35,6 +35,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 from svmrepro.compose import compose_run, config_groups
 from svmrepro.errors import SvmReproError
 
+
 class NotAGrid(CompactHydraException):
     """A sweep override the grid cannot enumerate (``interval(...)``: an optimizing sweeper's)."""
 
@@ -203,7 +204,8 @@ class JobComposer:
     ``compose`` replaces :func:`compose_run` (the svmrepro sweeper's: Hydra's composition of a job of the
     sweep it runs), called as it would be with ``[*base, *job]``."""
 
-    def __init__(self, base: list[str] = (), compose: Callable[[list[str]], tuple[DictConfig, dict]] | None = None) -> None:
+    def __init__(self, base: list[str] = (),
+                 compose: Callable[[list[str]], tuple[DictConfig, dict]] | None = None) -> None:
         self.base = list(base)
         self._compose = compose or compose_run
         self._parser = OverridesParser.create()
