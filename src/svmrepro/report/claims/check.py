@@ -48,6 +48,7 @@ from svmrepro.report.claims.schema import Claim, Region, claims_path, parse_clai
 from svmrepro.report.claims.selection import METRIC, Selection
 from svmrepro.report.claims.today import READINGS
 from svmrepro.report.claims.estimate import GROUP_COLUMN as ALGORITHM
+from svmrepro.report.claims.fastest import FASTER_OF, candidates, is_choice
 from svmrepro.report.runs import KEEP_COLUMNS
 from svmrepro.report.spec import spec_from_config
 from svmrepro.store import choice_tags, run_params
@@ -263,7 +264,36 @@ def check_paper(paper: str, runs_dirs: Sequence[Path] = (), known: dict[str, Pro
                 known[output] = produced(output, runs_dirs)
             _check_reads(typed_test(replace(claim, test=test), f"{where}.{key}"), known[output], output,
                          f"{where}.{key}")
+            _check_sides(test, known, runs_dirs, outputs, f"{where}.{key}")
     return len(claims)
+
+
+def _check_sides(test: dict, known: dict[str, Produced], runs_dirs: Sequence[Path], outputs: set[str],
+                 where: str) -> None:
+    """Each side of ``test`` that names an output of its own (a candidate of a ``faster_of`` side too):
+    the output exists, and its runs can hold the side's group and metric."""
+    for name in ("a", "b"):
+        listed = test.get(name)
+        for index, side in enumerate(candidates(listed)):
+            if not isinstance(side, dict) or not side.get("output") or "group" not in side:
+                continue
+            at = f"{where}.{name}" + (f".{FASTER_OF}[{index}]" if is_choice(listed) else "")
+            output = side["output"]
+            if output not in outputs:
+                raise ConfigError(f"{at}.output: no experiment {output}")
+            if output not in known:
+                known[output] = produced(output, runs_dirs)
+            found = known[output]
+            groups = found.columns.get(test.get("group_column", ALGORITHM)) or set()
+            if found.has(test.get("group_column", ALGORITHM)) and groups and _text(side["group"]) not in groups:
+                raise ConfigError(f"{at}.group: {side['group']!r} is no value of {test.get('group_column', ALGORITHM)} "
+                                  f"in the sweep of {output}; valid: {', '.join(sorted(_shown(g) for g in groups))}")
+            measured = side.get("metric", test.get("metric"))
+            tabled = found.tabled is not None and str(side["group"]) in found.tabled
+            if measured and tabled and found.metrics is not None and measured not in found.metrics:
+                close = get_close_matches(measured, found.metrics, n=3)
+                raise ConfigError(f"{at}.metric: {measured!r} is not a metric the runs of {output} log"
+                                  + (f"; closest: {', '.join(close)}" if close else ""))
 
 
 def _readings(claim: Claim) -> dict[str, dict]:

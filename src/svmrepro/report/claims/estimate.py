@@ -34,6 +34,8 @@ class Estimate:
     unit: str = "runs"
     p_value: float = float("nan")
     effect: float = float("nan")
+    #: where a side took the faster of several solvers, what it took on each problem (:mod:`.fastest`)
+    choices: tuple = field(default=(), repr=False)
 
     @property
     def has_interval(self) -> bool:

@@ -8,8 +8,10 @@ regions, open ends ``-inf``/``inf``; empty without the region), ``runs, seeds`` 
 its amendments, joined by ``;``), ``conditions`` (``key: value; ...``), and a timing claim's
 verdict against today's solver (:mod:`.today`): ``verdict_today, estimate_today, low_today,
 high_today``, the same with today's solver inside the method (``..._today_inside``), and
-``today_note``, what it was judged against or why it is ``unchanged`` (all empty for a claim without
-a ``today`` block). Numbers keep 6 significant digits, so a rebuild on another machine writes the same bytes.
+``today_note``, what it was judged against or why it is ``unchanged``, ``today_baseline``, the solver
+(and its threads) the today reading took as the baseline by the rule of :mod:`.fastest`, and
+``today_inside_with``, the solver the ``inside`` reading took inside the method (all empty for a claim
+without a ``today`` block). Numbers keep 6 significant digits, so a rebuild on another machine writes the same bytes.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ CLAIMS_CSV = "claims.csv"
 COLUMNS = ("paper", "id", "verdict", "statistic", "estimate", "low", "high", "expect_low", "expect_high",
            "partly_low", "partly_high", "runs", "seeds", "registered", "amended", "conditions",
            "verdict_today", "estimate_today", "low_today", "high_today", "verdict_today_inside",
-           "estimate_today_inside", "low_today_inside", "high_today_inside", "today_note")
+           "estimate_today_inside", "low_today_inside", "high_today_inside", "today_note",
+           "today_baseline", "today_inside_with")
 
 
 def _ends(region: Region | None) -> tuple[float | None, float | None]:
@@ -44,7 +47,9 @@ def _reading(verdict: Verdict | None, suffix: str) -> dict:
 
 def _today(today: TodayVerdict | None) -> dict:
     return {**_reading(today and today.today, "_today"), **_reading(today and today.inside, "_today_inside"),
-            "today_note": today.note if today is not None else None}
+            "today_note": today.note if today is not None else None,
+            "today_baseline": (today.baseline or None) if today is not None else None,
+            "today_inside_with": (today.inside_with or None) if today is not None else None}
 
 
 def _row(verdict: Verdict, entry: LockEntry | None) -> dict:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from svmrepro.report.claims.fastest import candidates, is_choice, named
 from svmrepro.report.claims.schema import Claim
 from svmrepro.report.claims.verdict import Verdict, judge
 
@@ -32,9 +33,27 @@ class TodayVerdict:
     inside: Verdict | None
     note: str
 
+    @property
+    def baseline(self) -> str:
+        """The solver the today reading took as the baseline, by the rule of :mod:`.fastest` (``libsvm, 1
+        thread: svc (cascade/table1)``, per problem where they differ); empty where the reading lists no
+        candidates or has no runs yet."""
+        return named(_choices(self.today))
+
+    @property
+    def inside_with(self) -> str:
+        """The solver inside the method that the ``inside`` reading took (the faster of the method with
+        LIBSVM and with oneDAL inside); empty without candidates."""
+        baseline_sides = {choice.side for choice in _choices(self.today)}
+        return named([c for c in _choices(self.inside) if c.side not in baseline_sides])
+
     def text(self) -> str:
         """``supported`` or ``supported; inside: not supported``."""
         return self.today.verdict + (f"; inside: {self.inside.verdict}" if self.inside is not None else "")
+
+
+def _choices(verdict: Verdict | None) -> tuple:
+    return verdict.estimate.choices if verdict is not None and verdict.estimate is not None else ()
 
 
 def basis(claim: Claim) -> str:
@@ -43,13 +62,16 @@ def basis(claim: Claim) -> str:
     today = claim.today
     if today.test is None:
         return today.unchanged
-    named = []
+    sides = []
     for key, value in today.test.items():
-        if isinstance(value, dict) and "group" in value:
-            named.append(f"{value['group']} ({value.get('output') or claim.output})")
+        if is_choice(value):
+            sides.append("the faster of " + " and ".join(f"{one['group']} ({one.get('output') or claim.output})"
+                                                         for one in candidates(value)))
+        elif isinstance(value, dict) and "group" in value:
+            sides.append(f"{value['group']} ({value.get('output') or claim.output})")
         elif key in ("a", "b", "group"):
-            named.append(f"{value} ({today.test.get('output') or claim.output})")
-    return "against " + ", ".join(named) if named else f"today's test keys {', '.join(today.test)}"
+            sides.append(f"{value} ({today.test.get('output') or claim.output})")
+    return "against " + ", ".join(sides) if sides else f"today's test keys {', '.join(today.test)}"
 
 
 def judge_today(claim: Claim, runs: Mapping[str, pd.DataFrame | None]) -> TodayVerdict | None:

@@ -1,6 +1,10 @@
-"""``<results>/today.md``: which claims about time still hold on a CPU against today's solver (issue 31).
+"""``<results>/today.md``: which claims about time still hold on a CPU against today's solver (issues 31, 45).
 
-One row per claim about time (``timing: true``) of every paper: its verdict against the paper's own
+First, one short table per paper answers on one screen: each claim about time with a reading against today's
+solver, its verdict against the paper's own baseline, against the faster of today's solvers on the cores the
+method uses (:mod:`.fastest`), and with the faster solver inside the method, each naming the solver taken.
+Then which solver was faster on each problem, with the ratio and its interval, and the detail: one row
+per claim about time (``timing: true``) of every paper: its verdict against the paper's own
 baseline and against today's solver (:mod:`.today`), each with its estimate and 95 % interval, and
 with today's solver inside the method where the claim has that reading. Every number and the
 solver's name and version are read from the runs tables (:class:`.scoreboard.RunsTables`), so
@@ -74,6 +78,57 @@ def _row(verdict: Verdict, today: TodayVerdict | None, results_dir: Path) -> str
     return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
+def _short(verdict: Verdict | None, solver: str) -> str:
+    """``**supported** 0.42 [0.38, 0.47] (libsvm, 1 thread)``: a summary cell."""
+    if verdict is None:
+        return ""
+    text = reading(verdict).replace(":", "", 1)
+    return text + (f" ({solver.split(':')[0]})" if solver and ";" not in solver else (f" ({solver})" if solver else ""))
+
+
+def summary(judged: list[tuple[Verdict, TodayVerdict | None]], results_dir: Path) -> list[str]:
+    """The one-screen answer: per paper, each claim with a reading against today's solver, judged three ways."""
+    lines = []
+    for paper in dict.fromkeys(v.claim.paper for v, _ in judged):
+        rows = [(v, t) for v, t in judged if v.claim.paper == paper and t is not None and t.today.verdict != UNCHANGED]
+        if not rows:
+            continue
+        lines += [f"**{paper}**", "", "| claim | against the paper's baseline "
+                  "| against the faster 2026 solver, same cores | with the faster solver inside |", "|---|---|---|---|"]
+        lines += ["| " + " | ".join(cell(c) for c in (_link(v.claim, results_dir), _short(v, ""),
+                                                      _short(t.today, t.baseline), _short(t.inside, t.inside_with)))
+                  + " |" for v, t in rows]
+        lines.append("")
+    return lines
+
+
+def solver_table(todays: list[TodayVerdict]) -> list[str]:
+    """Which solver was faster on each problem a today reading compared them on (the baseline side's
+    choices, once per problem, metric and candidates), with how much slower the next one was."""
+    seen, rows = set(), []
+    for today in todays:
+        baseline_sides = {c.side for c in (today.today.estimate.choices if today.today.estimate else ())}
+        readings = [today.today, *([today.inside] if today.inside is not None else [])]
+        for verdict in readings:
+            for choice in (verdict.estimate.choices if verdict.estimate is not None else ()):
+                role = "baseline" if choice.side in baseline_sides else "inside the method"
+                key = (choice.chosen, choice.next_best, choice.problem, choice.metric)
+                if key in seen:
+                    continue
+                seen.add(key)
+                spread = (f" [{choice.low:.3g}, {choice.high:.3g}]"
+                          if np.isfinite(choice.low) and np.isfinite(choice.high) else "")
+                ratio = f"{choice.ratio:.3g}{spread}" if np.isfinite(choice.ratio) else "no shared seed"
+                rows.append((role, choice.chosen.rsplit("(", 1)[-1].rstrip(")"), choice.problem, choice.metric,
+                             f"**{choice.solver}**: {choice.chosen}", choice.next_best, ratio, str(choice.seeds)))
+    if not rows:
+        return ["No reading has run both solvers yet.", ""]
+    lines = ["| as | output | problem | metric | faster | than | slower by (geometric mean ratio, 95 % interval) "
+             "| seeds |", "|---|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in sorted(rows, key=lambda r: (r[0], r[1], r[3]))]
+    return lines + [""]
+
+
 def today_solver(verdicts: list[Verdict], todays: list[TodayVerdict]) -> str:
     """Today's solver as its runs name it: the solvers the readings against today's solver fitted
     with that the papers' own baselines did not (``onedal 2026.2.0``)."""
@@ -100,6 +155,18 @@ def write_today_page(papers: list[str], results_dir: Path, mode: str, judged: Ju
              "statistic with its 95 % interval, read from the runs committed beside the outputs.", "",
              f"{len(readings)} judged against today's solver: "
              + " · ".join(f"**{word}**: {counts.get(word, 0)}" for word in (*VERDICTS, UNCHANGED)), "",
+             "## The answer on one screen", "",
+             "Today's solver is the faster of LIBSVM and oneDAL on each problem, by the rule each claims file's legend "
+             "states (lower geometric mean of the reading's metric over the seeds both ran), on the cores the method "
+             "uses: a method's wall time on 2 cores against oneDAL on the same 2 threads and LIBSVM (one thread); a "
+             "CPU-time or critical-path reading is one core's. The solver taken is named in brackets.", "",
+             *summary(timed, results_dir),
+             "## Which solver is faster, problem by problem", "",
+             "Each problem a reading compared the solvers on: the faster one, and how much slower the next was "
+             "(its geometric mean over the faster one's, with the 95 % interval of the paired log ratios over the "
+             "shared seeds). LIBSVM winning is a result about today's solvers, not a footnote.", "",
+             *solver_table(readings),
+             "## Every claim about time", "",
              "Timing protocol: a timed experiment runs its jobs alone on the machine, and a claim about time that "
              f"reads a run timed at a 1-minute load above the cores + {LOAD_MARGIN} is inconclusive. Regenerate "
              f"with `svmrepro-reproduce --mode {mode}` (or `--from-csv` from the committed runs tables).", "",

@@ -9,7 +9,9 @@
 Runs pair when they share ``by`` (the seed) and, with ``x``, the value of ``x``. A side may name a
 metric of its own: ``b: {group: cascade_svc, metric: critical_path_time_s}``, and the output whose runs it
 reads (the claim's own when not given): ``a: {output: cascade/table1_today, group: svc_onedal}`` pairs the
-runs of a companion output with the claim's, by seed and ``x``. A ratio is the
+runs of a companion output with the claim's, by seed and ``x``. A side may also list candidates,
+``a: {faster_of: [{output: .., group: .., metric: ..}, ...]}``: on each problem it is the faster one, by the
+rule of :mod:`..fastest`, which the estimate's ``choices`` record. A ratio is the
 geometric mean of the pairs' ratios, its interval the t interval of their logarithms; a difference
 is the mean of the pairs' differences. The p-value is a two-sided one-sample t test of those
 (log) differences against 0 (a paired t test), the effect size their mean over their standard
@@ -26,13 +28,16 @@ import pandas as pd
 from omegaconf import MISSING
 
 from svmrepro.errors import SvmReproError
-from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate, column, group_column, group_runs, metric, select
+from svmrepro.report.claims.estimate import SEED_COLUMN, Estimate, column, group_runs, metric, select
+from svmrepro.report.claims.fastest import Candidate, candidates, is_choice, label, pick, problems_of
 from svmrepro.report.claims.selection import Selection
 from svmrepro.report.stats import paired
 
 STATS = ("ratio", "difference")
 #: the keys of a side given as a mapping
 SIDE_KEYS = ("group", "metric", "output")
+#: the column that names a run, so a run both sides read counts once
+RUN_ID = "run_id"
 
 
 @dataclass
@@ -51,9 +56,10 @@ class Test(Selection):
     by: str = SEED_COLUMN
 
     def sides(self) -> list[tuple[str, Any, str, Any]]:
-        """Each side as (its group's key, group, its metric's key, metric): its own metric, else ``metric``."""
+        """Each side as (its group's key, group, its metric's key, metric): its own metric, else ``metric``;
+        a ``faster_of`` side as each of its candidates (keys ``a.faster_of[k].group``, ...)."""
         found = []
-        for name, side in (("a", self.a), ("b", self.b)):
+        for name, side in self._listed():
             if isinstance(side, dict):
                 own = "metric" in side
                 found.append((f"{name}.group", side.get("group"), f"{name}.metric" if own else "metric",
@@ -62,11 +68,20 @@ class Test(Selection):
                 found.append((name, side, "metric", self.metric))
         return found
 
+    def _listed(self) -> list[tuple[str, Any]]:
+        """(key, side) of each side, a ``faster_of`` side's candidates each on its own."""
+        return [(f"{name}.faster_of[{k}]" if is_choice(side) else name, one)
+                for name, side in (("a", self.a), ("b", self.b)) for k, one in enumerate(candidates(side))]
+
     def problems(self) -> list[tuple[str, str]]:
         found = super().problems()
         if self.stat not in STATS:
             found.append(("stat", f"{self.stat!r}; valid: {', '.join(STATS)}"))
         for name, side in (("a", self.a), ("b", self.b)):
+            found += problems_of(side, name)
+        if found:
+            return found
+        for name, side in self._listed():
             extra = sorted(set(side) - set(SIDE_KEYS)) if isinstance(side, dict) else []
             if extra:
                 found.append((f"{name}.{extra[0]}", f"not a key of a side; valid: {', '.join(SIDE_KEYS)}"))
@@ -81,8 +96,9 @@ class Test(Selection):
         return [*super().reads(), ("by", self.by, [])]
 
     def own(self) -> list[bool]:
-        """Per side, whether it reads the claim's own output (what :mod:`..check` holds the test against)."""
-        return [not (isinstance(side, dict) and side.get("output")) for side in (self.a, self.b)]
+        """Per side (a candidate of a ``faster_of`` side each), whether it reads the claim's own output (what
+        :mod:`..check` holds the test against)."""
+        return [not (isinstance(side, dict) and side.get("output")) for _, side in self._listed()]
 
     def groups(self) -> list[tuple[str, Any]]:
         return [(key, group) for (key, group, _, _), own in zip(self.sides(), self.own()) if own]
@@ -92,12 +108,24 @@ class Test(Selection):
 
 
 def outputs(test: dict) -> list[str | None]:
-    """The outputs whose runs the test reads, ``a``'s then ``b``'s (None: the claim's own)."""
-    return [side.get("output") if isinstance(side, dict) else None for side in (test.get("a"), test.get("b"))]
+    """The outputs whose runs the test reads, ``a``'s then ``b``'s, a ``faster_of`` side's candidates' each
+    (None: the claim's own)."""
+    found = [_output(one) for name in ("a", "b") for one in candidates(test.get(name))]
+    return list(dict.fromkeys(found))
+
+
+def _output(side) -> str | None:
+    return side.get("output") if isinstance(side, dict) else None
+
 
 def side(test: dict, name: str) -> tuple[str, str]:
-    """(group, metric) of side ``name`` (``a`` or ``b``): a group alone takes the test's ``metric``."""
+    """(group, metric) of side ``name`` (``a`` or ``b``): a group alone takes the test's ``metric``; a
+    ``faster_of`` side is named ``faster of <group>, <group>`` with its candidates' metric."""
     given = test.get(name)
+    if is_choice(given):
+        named = [side({**test, name: one}, name) for one in candidates(given)]
+        metrics = {m for _, m in named}
+        return "faster of " + " or ".join(g for g, _ in named), " or ".join(sorted(metrics))
     if isinstance(given, dict):
         return str(given["group"]), str(given.get("metric", test.get("metric")))
     return str(given), str(test.get("metric"))
@@ -111,23 +139,35 @@ def _values(runs: pd.DataFrame, test: dict, name: str, keys: list[str], where: s
     return frame.dropna().groupby(keys)["value"].mean()
 
 
+def _side_values(test: dict, runs: Mapping[str | None, pd.DataFrame], name: str, keys: list[str], where: str):
+    """Side ``name``'s values per pairing key, the runs they come from, and (a ``faster_of`` side) its choices."""
+    found = []
+    for one in candidates(test.get(name)):
+        single = {**test, name: one}
+        kept = select(runs[_output(one)], single, where)
+        group, measured = side(single, name)
+        values = _values(kept, single, name, keys, where)
+        mine = group_runs(kept, single, group, where)
+        found.append(Candidate(label(group, mine, _output(one)), values, mine, measured))
+    if not is_choice(test.get(name)):
+        return found[0].values, found[0].runs, []
+    return pick(name, found, test.get("x"), where)
+
+
 def evaluate(test: dict, runs: Mapping[str | None, pd.DataFrame], where: str) -> Estimate:
     stat = test.get("stat", "ratio")
     if stat not in STATS:
         raise SvmReproError(f"{where}.stat: {stat!r}; valid: {', '.join(STATS)}")
     keys = [test.get("by", SEED_COLUMN), *([test["x"]] if "x" in test else [])]
-    kept = {name: select(runs[output], test, where) for name, output in zip(("a", "b"), outputs(test))}
-    a, b = (_values(kept[name], test, name, keys, where) for name in ("a", "b"))
+    (a, used_a, chose_a), (b, used_b, chose_b) = (_side_values(test, runs, name, keys, where) for name in ("a", "b"))
     pairs = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
     (group_a, metric_a), (group_b, metric_b) = side(test, "a"), side(test, "b")
     named = metric_b if metric_a == metric_b else f"{metric_b} / {metric_a}"
     symbol = "/" if stat == "ratio" else "-"
     statistic = f"{named}: {group_b} {symbol} {group_a}"
     compared = paired(pairs["a"], pairs["b"], ratio=stat == "ratio")
-    output_a, output_b = outputs(test)
-    if output_a == output_b:  # one table: a run of both sides (two metrics of the same runs) counts once
-        used = kept["a"][kept["a"][group_column(test)].astype(str).isin([group_a, group_b])]
-    else:
-        used = pd.concat([group_runs(kept["a"], test, group_a, where), group_runs(kept["b"], test, group_b, where)],
-                         ignore_index=True)
-    return Estimate.of(statistic, compared, used, "pairs", p_value=compared.p_value, effect=compared.effect)
+    used = pd.concat([used_a, used_b], ignore_index=True)
+    # one table: a run of both sides (two metrics of the same runs) counts once
+    used = used.drop_duplicates(RUN_ID if RUN_ID in used else None, ignore_index=True)
+    return Estimate.of(statistic, compared, used, "pairs", p_value=compared.p_value, effect=compared.effect,
+                       choices=tuple(chose_a + chose_b))
