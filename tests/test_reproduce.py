@@ -236,5 +236,5 @@ def test_a_reproduction_prints_its_position_and_ends_with_a_summary(tmp_path, ca
     assert [p.split(":")[0].split(" (")[0] for p in positions] == ["experiment 1 of 2", "experiment 2 of 2"]
     assert positions[0].endswith("cross_training/fig3_baseline") and "left" in positions[1]
     summary = capsys.readouterr().out.strip().splitlines()[-1]
-    assert summary.startswith("svmrepro-reproduce: 2 of 2 outputs written in ") and "claims: " in summary
+    assert summary.startswith("svmrepro-reproduce: 2 of 2 outputs written in ") and "; findings: " in summary
     assert (results / "README.md").is_file()  # the scoreboard, from the runs CSVs there

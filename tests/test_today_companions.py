@@ -3,8 +3,9 @@
 Each tested ``timing: true`` claim has a ``today:`` block (and no other claim has one); every group a today
 test names (``today.test``, ``today.inside.test``) is a group the sweep of the output it reads runs: in full
 mode always, and in quick mode wherever quick mode runs the group of the claim's own test that it replaces.
-The companion outputs (``conf/experiment/<paper>/<id>_today.yaml``) extend their timed output and run only
-oneDAL's entries, and each is read by a today test. The claims are read as written (YAML), so a companion
+The companion outputs (``conf/experiment/<paper>/<id>_today.yaml``, and ``<id>_today_cores.yaml``: oneDAL
+on the method's cores, issue 45) extend their timed output and run only oneDAL's entries, and each is read by
+a today test. A ``faster_of`` side names each of its candidates. The claims are read as written (YAML), so a companion
 that loses an entry, or a today test naming a group nobody runs, fails here before any compute.
 """
 
@@ -21,9 +22,9 @@ from svmrepro.report.claims.schema import claims_path
 
 MODES = ("quick", "full")
 SIDES = ("a", "b", "group")
-#: the suffix of a companion output, and of an algorithm config that runs oneDAL's SVC or SVR
-TODAY, ONEDAL = "_today", "_onedal"
-COMPANIONS = [name for name in experiments() if name.endswith(TODAY)]
+#: the suffixes of a companion output, and what the name of an algorithm config that runs oneDAL's SVC or SVR has
+TODAY, CORES, ONEDAL = "_today", "_today_cores", "_onedal"
+COMPANIONS = [name for name in experiments() if name.endswith((TODAY, CORES))]
 
 
 def _claims(paper: str) -> list[dict]:
@@ -47,6 +48,14 @@ def _side(test: dict, key: str, output: str) -> tuple[str, str]:
     ``output`` key), else the claim's."""
     side, output = test[key], test.get("output", output)
     return (side.get("output", output), str(side["group"])) if isinstance(side, dict) else (output, str(side))
+
+
+def _sides(test: dict, key: str, output: str) -> list[tuple[str, str]]:
+    """(output, group) of each candidate a side reads (one, unless it is ``{faster_of: [...]}``)."""
+    side = test[key]
+    if isinstance(side, dict) and "faster_of" in side:
+        return [_side({**test, key: one}, key, output) for one in side["faster_of"]]
+    return [_side(test, key, output)]
 
 
 def _text(value) -> str:
@@ -96,30 +105,30 @@ def test_every_group_a_today_test_names_is_run_by_the_sweep_of_the_output_it_rea
     for reading, part in _readings(claim):
         column = part.get("group_column", own_column)
         for key in (k for k in SIDES if k in part):
-            output, group = _side(part, key, claim["output"])
-            if output not in experiments():
-                continue  # a self-benchmark's runs table, not a sweep (bench/parallel_hardware)
-            if mode == "quick":
-                own_output, own_group = _side(claim["test"], key, claim["output"])
-                if _text(own_group) not in swept(own_output, mode, own_column):
-                    continue  # quick mode does not run the claim's own group either
-            if _text(group) not in swept(output, mode, column):
-                missing.append(f"{reading}.{key}: {column} = {group} in {output}")
+            for output, group in _sides(part, key, claim["output"]):
+                if output not in experiments():
+                    continue  # a self-benchmark's runs table, not a sweep (bench/parallel_hardware)
+                if mode == "quick":
+                    own_output, own_group = _side(claim["test"], key, claim["output"])
+                    if _text(own_group) not in swept(own_output, mode, own_column):
+                        continue  # quick mode does not run the claim's own group either
+                if _text(group) not in swept(output, mode, column):
+                    missing.append(f"{reading}.{key}: {column} = {group} in {output}")
     assert not missing, f"{paper}: {claim['id']}: the {mode} sweep runs no {'; no '.join(missing)}"
 
 
 @pytest.mark.parametrize("companion", COMPANIONS)
 def test_a_companion_extends_its_output_and_runs_only_onedal(companion):
     file = yaml.safe_load((CONF_DIR / "experiment" / f"{companion}.yaml").read_text())
-    assert f"/experiment/{companion.removesuffix(TODAY)}" in file["defaults"]
+    assert f"/experiment/{companion.removesuffix(CORES).removesuffix(TODAY)}" in file["defaults"]
     for mode in MODES:
         algorithms = swept(companion, mode, "tags.algorithm")
-        assert all(a.endswith(ONEDAL) for a in algorithms), f"{companion} ({mode}) runs {sorted(algorithms)}"
+        assert all(ONEDAL in a for a in algorithms), f"{companion} ({mode}) runs {sorted(algorithms)}"
 
 
 def test_every_companion_is_read_by_a_today_test_or_included_by_one_that_is():
-    read = {_side(part, key, claim["output"])[0] for _, claim in TODAY_CLAIMS
-            for _, part in _readings(claim) for key in SIDES if key in part}
+    read = {output for _, claim in TODAY_CLAIMS for _, part in _readings(claim) for key in SIDES if key in part
+            for output, _ in _sides(part, key, claim["output"])}
     included = {name for output in read & set(COMPANIONS)
                 for name in compose_config([f"experiment={output}"]).report.get("include", [])}
     assert set(COMPANIONS) <= read | included, sorted(set(COMPANIONS) - read - included)

@@ -628,7 +628,7 @@ def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
     counts = write_summaries(ordered, plan, args, failed)
     print(f"svmrepro-reproduce: {len(built)} of {len(ordered)} outputs written in {clock(time.monotonic() - started)}"
           + (f", {len(not_run)} not run ({', '.join(not_run)})" if not_run else "")
-          + ("; claims: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) if counts is not None else ""),
+          + ("; findings: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) if counts is not None else ""),
           flush=True)
     if failed:
         print(f"svmrepro-reproduce: {len(failed)} output(s) not built: {', '.join(failed)}", file=sys.stderr)

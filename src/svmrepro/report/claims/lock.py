@@ -33,6 +33,7 @@ from omegaconf import OmegaConf
 
 from svmrepro.errors import ConfigError
 from svmrepro.locations import config_dirs
+from svmrepro.report.claims.blind import has_history, registration
 from svmrepro.report.claims.primitives import outputs_read, primitive
 from svmrepro.report.claims.schema import CHANGES, CLAIMS_FILE, Claim, Region, claims_path, load_claims
 
@@ -62,12 +63,18 @@ class LockEntry:
     hash: str
     parts: dict[str, str]
     today: TodayEntry | None = None
+    #: from git (:mod:`.blind`): the commit of the claim's current test, regions and output, the first commit
+    #: of each runs CSV its test reads, and whether it was written before all of them (None: not known)
+    defined: str | None = None
+    data: dict[str, str] | None = None
+    blind: bool | None = None
 
     def written(self) -> dict:
-        """The entry as the lock file holds it (no ``today`` key for a claim without one)."""
+        """The entry as the lock file holds it (no key for a part it does not have)."""
         found = asdict(self)
-        if self.today is None:
-            del found[TODAY]
+        for key in (TODAY, "defined", "data", "blind"):
+            if found[key] is None:
+                del found[key]
         return found
 
 
@@ -242,6 +249,7 @@ def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
     """``paper``'s new lock entries, and why some claim cannot be locked (nothing is written then)."""
     lock, claims = read_lock(paper), load_claims(paper)
     entries, refused = {}, []
+    history = has_history()
     for claim in claims:
         digest, short = fingerprint(claim)
         entry = lock.get(claim.id)
@@ -271,10 +279,23 @@ def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
             continue
         entries[claim.id] = LockEntry(entry.registered, len(claim.amendments), digest, short)
         refused += _lock_today(paper, claim, entries[claim.id], entry.today)
+    for claim in claims:
+        if claim.id in entries:
+            _lock_registration(claim, entries[claim.id], lock.get(claim.id), history)
     refused += [f"{claims_path(paper)}: {claim_id} is locked but gone: a registered claim stays (give it "
                 "not_run: <why> and an amendment)" for claim_id in lock if claim_id not in entries
                 and claim_id not in {claim.id for claim in claims}]
     return entries, refused
+
+
+def _lock_registration(claim: Claim, entry: LockEntry, locked: LockEntry | None, history: bool) -> None:
+    """Put the claim's registration (:mod:`.blind`) into its new ``entry``: from git where the history is
+    there, else kept from the lock (``locked``)."""
+    found = registration(claim) if history and claim.not_run is None else None
+    if found is not None:
+        entry.defined, entry.data, entry.blind = found.defined, dict(found.data), found.blind
+    elif locked is not None and claim.not_run is None:
+        entry.defined, entry.data, entry.blind = locked.defined, locked.data, locked.blind
 
 
 def write_lock(paper: str, entries: dict[str, LockEntry]) -> Path:

@@ -7,6 +7,8 @@
         source: Table 1                   # where the paper makes the claim
         claim: X-Train keeps fewer SVs than LIBSVM at the same accuracy   # in our words
         paper_says: "Forest 90000: 13023 vs 18983 SVs"                    # the paper's numbers
+        kind: finding                     # finding (default), sanity (true by construction of our code) or
+                                          # open_question (the paper's future work); headlines count findings
         output: cross_training/table1     # the output (experiment) whose runs test it
         test:                             # a primitive and its arguments (svmrepro.report.claims.primitives)
           kind: compare
@@ -71,6 +73,11 @@ from svmrepro.errors import ConfigError, first_line
 from svmrepro.locations import data_file
 
 CLAIMS_FILE = "claims.yaml"
+#: what a claim is: a ``finding`` about the world the paper reports, a ``sanity`` check of a property our code
+#: has by construction (true by the theory it implements), or an ``open_question`` the paper leaves for
+#: future work; the headline counts findings only (issue 48, item 3)
+KINDS = ("finding", "sanity", "open_question")
+FINDING = KINDS[0]
 #: what an amendment may change: the claim's text, its test, its regions, its output, that output's
 #: experiment config, its timing flag (the parts :mod:`.lock` hashes), and its ``today`` block
 CHANGES = ("claim", "test", "region", "output", "output_config", "timing", "today")
@@ -165,6 +172,8 @@ class ClaimConf:
     claim: str
     paper_says: str
     output: Optional[str] = None
+    #: one of :data:`KINDS`
+    kind: str = FINDING
     test: Optional[dict[str, Any]] = None
     expect: Optional[RegionConf] = None
     partly: Optional[RegionConf] = None
@@ -220,6 +229,7 @@ class Claim:
     conditions: Conditions = field(default_factory=Conditions)
     amendments: tuple[Amendment, ...] = ()
     today: Today | None = None
+    kind: str = FINDING
 
 
 def _amendment(where: str, amendment: Amendment) -> Amendment:
@@ -319,6 +329,8 @@ def _parsed(paper: str, text: str, path: str) -> tuple[Claim, ...]:
         if conf.id in seen:
             raise ConfigError(f"{where}: id {conf.id!r} is used twice")
         seen.add(conf.id)
+        if conf.kind not in KINDS:
+            raise ConfigError(f"{where}.kind: {conf.kind!r}; valid: {', '.join(KINDS)}")
         if conf.not_run is None:
             if conf.output is None or conf.test is None or conf.expect is None:
                 raise ConfigError(f"{where}: a claim we test needs output, test and expect (or not_run: <why>)")
@@ -330,7 +342,7 @@ def _parsed(paper: str, text: str, path: str) -> tuple[Claim, ...]:
                             not_run=conf.not_run, conditions=conf.conditions,
                             amendments=tuple(_amendment(f"{where}.amendments[{k}]", amendment)
                                              for k, amendment in enumerate(conf.amendments)),
-                            today=_today(where, conf)))
+                            today=_today(where, conf), kind=conf.kind))
     return tuple(claims)
 
 

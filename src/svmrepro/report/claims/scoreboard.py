@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from svmrepro.report.claims.lock import COMMAND, LockEntry, lock_path, read_lock
-from svmrepro.report.claims.schema import Claim, claims_path, load_claims
+from svmrepro.report.claims.schema import FINDING, KINDS, Claim, claims_path, load_claims
 from svmrepro.report.claims.scoreboard_csv import write_claims_csv
 from svmrepro.report.claims.today import TodayVerdict, judge_today
 from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
@@ -85,6 +85,8 @@ def amendment_anchor(claim: Claim) -> str:
 def registered(claim: Claim, entry: LockEntry | None, scoreboard: str = "") -> str:
     """The commit that registered the claim and, if amended, a link to its amendments."""
     text = entry.registered[:7] if entry else "not locked"
+    if entry is not None and entry.blind is not None:
+        text += "; blind" if entry.blind else f"; written after its data (defined {(entry.defined or '?')[:7]})"
     if claim.amendments:
         text += f", [amended {len(claim.amendments)}x]({scoreboard}#{amendment_anchor(claim)})"
     return text
@@ -132,8 +134,10 @@ def _row(verdict: Verdict, today: TodayVerdict | None, entry: LockEntry | None, 
     runs = ""
     if verdict.estimate is not None:
         runs = f"{len(verdict.estimate.runs)} runs, {verdict.seeds} seeds; {', '.join(verdict.commits)}"
+    kind = "" if claim.kind == FINDING else f" ({claim.kind.replace('_', ' ')}, not a finding)"
     cells = [claim.paper, f"{claim.source}: {claim.claim}", claim.conditions.text(), verdict.ours(), claim.paper_says,
-             f"**{verdict.verdict}**: {verdict.reason}", today_cell(today), runs, registered(claim, entry), link, thumb]
+             f"**{verdict.verdict}**{kind}: {verdict.reason}", today_cell(today), runs, registered(claim, entry), link,
+             thumb]
     return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
@@ -164,22 +168,42 @@ def claims_file(paper: str) -> str:
     return _relative(claims_path(paper))
 
 
+KIND_WORDS = {FINDING: "findings (what the paper reports about the world)",
+              "sanity": "sanity checks (true by construction of the code we run: they check our code, not the paper)",
+              "open_question": "open questions (the paper's future work, not its claim)"}
+
+
+def kind_lines(verdicts: list[Verdict]) -> list[str]:
+    """The headline: the findings' verdicts counted, then the sanity checks' and open questions' on lines of
+    their own (issue 48, item 3)."""
+    lines = []
+    for kind in KINDS:
+        mine = Counter(v.verdict for v in verdicts if v.claim.kind == kind)
+        if kind != FINDING and not mine:
+            continue
+        counted = " · ".join(f"**{verdict}**: {mine.get(verdict, 0)}" for verdict in VERDICTS)
+        lines += [f"{sum(mine.values())} {KIND_WORDS[kind]}: {counted}", ""]
+    return lines
+
+
 def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
                      judged: Judged | None = None) -> tuple[Path, Counter]:
     """``<results_dir>/README.md`` and ``claims.csv``: every claim of ``papers`` with its verdict (``judged``:
-    :func:`judge_papers` of them, when the caller has it already); the counts per verdict."""
+    :func:`judge_papers` of them, when the caller has it already); the findings' counts per verdict."""
     judged = judge_papers(papers, results_dir) if judged is None else judged
     verdicts, todays = [v for v, _ in judged], [t for _, t in judged]
     locks = _locks(verdicts)
-    counts = Counter(v.verdict for v in verdicts)
+    counts = Counter(v.verdict for v in verdicts if v.claim.kind == FINDING)
     lines = [f"# Does each claim hold? ({mode} mode)", "",
              f"{len(verdicts)} claims of {len(papers)} papers, each checked by code against the runs committed beside "
              "its output (`svmrepro-reproduce --mode " + mode + "` writes this page and `claims.csv`, the same "
              "verdicts for machines; `--from-csv` rebuilds both).", "",
-             " · ".join(f"**{verdict}**: {counts.get(verdict, 0)}" for verdict in VERDICTS), "",
+             *kind_lines(verdicts),
              "How a verdict is reached: the claim's statistic (a paired ratio or difference of two methods, a log-log "
              "slope or the difference of two, a mean, a trend across sizes) with its 95 % interval, against the "
-             "regions the claim stated before our numbers were read: **supported** when the whole interval lies in "
+             "regions the claim states (*registered* says, from git, whether they were committed before any run the "
+             "claim reads: *blind*; a verdict on runs seen before its claim was written is exploratory): "
+             "**supported** when the whole interval lies in "
              "`expect`, **partly supported** when it lies in the looser `partly`, **not supported** when it lies "
              "wholly outside `expect` and not inside `partly` (more runs cannot make it supported; where the interval "
              "straddles `partly`'s edge, the reason says partial support is undecided), **inconclusive** only where "
@@ -188,12 +212,16 @@ def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
              "In the statistics, `a / b` is a ratio (geometric mean over pairs of runs with the same seed), "
              "p a paired t test, d Cohen's effect size. *Conditions* are where our verdict was reached under "
              "conditions other than the paper's (scale, data, cores, parallel timing, error counts). *Registered* "
-             "is the commit that first stated the claim; an amended claim links its amendments below. Each paper's "
+             "is the commit that first stated the claim, then *blind* or the commit that last set its test, regions "
+             "and output when that came after its data (`svmrepro.report.claims.blind`); an amended claim links its "
+             "amendments below. Each paper's "
              "claims and their lock: "
              + ", ".join(f"`{claims_file(p)}`, `{_relative(lock_path(p))}`" for p in papers) + ". "
-             "*Against today's solver*: a claim about time judged again, in the same regions, with today's solver "
-             "(oneDAL) as the baseline and, after *inside*, inside the method too; *unchanged* where the claim "
-             f"compares no solver we could replace ([{TODAY_PAGE}]({TODAY_PAGE}) has the estimates).",
+             "*Against today's solver*: a claim about time judged again, in the same regions, against the faster "
+             "of LIBSVM and oneDAL on each problem, on the cores the method uses (the rule in each claims file's "
+             "legend), and, after *inside*, with the faster of them inside the method too; *unchanged* where the "
+             f"claim compares no solver we could replace ([{TODAY_PAGE}]({TODAY_PAGE}) has the estimates and which "
+             "solver each reading took).",
              "", "| paper | claim | conditions | ours | the paper | verdict | against today's solver "
              "| runs, seeds; commits | registered | output | figure |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_row(v, today, locks[v.claim.paper].get(v.claim.id), results_dir) for v, today in zip(verdicts, todays)]

@@ -1,10 +1,12 @@
 """``<results>/claims.csv``: the scoreboard for machines, one row per claim, written with the page
 (:func:`svmrepro.report.claims.scoreboard.write_scoreboard`) so that both show the same verdicts.
 
-Columns: ``paper, id, verdict, statistic, estimate, low, high`` (the statistic and its 95 %
-interval; empty for a claim not run), ``expect_low, expect_high, partly_low, partly_high`` (the
+Columns: ``paper, id, kind`` (finding, sanity or open_question), ``verdict, statistic, estimate, low,
+high`` (the statistic and its 95 % interval; empty for a claim not run), ``expect_low, expect_high, partly_low, partly_high`` (the
 regions, open ends ``-inf``/``inf``; empty without the region), ``runs, seeds`` (those read),
-``registered`` (the commit that registered the claim, from its lock), ``amended`` (the commits of
+``registered`` (the commit that registered the claim, from its lock), ``blind`` (from its lock, computed
+from git by :mod:`.blind`: true only when the claim's current test, regions and output were committed before
+every runs CSV it reads; empty for a claim not run), ``amended`` (the commits of
 its amendments, joined by ``;``), ``conditions`` (``key: value; ...``), and a timing claim's
 verdict against today's solver (:mod:`.today`): ``verdict_today, estimate_today, low_today,
 high_today``, the same with today's solver inside the method (``..._today_inside``), and
@@ -26,8 +28,8 @@ from svmrepro.report.claims.today import TodayVerdict
 from svmrepro.report.claims.verdict import Verdict
 
 CLAIMS_CSV = "claims.csv"
-COLUMNS = ("paper", "id", "verdict", "statistic", "estimate", "low", "high", "expect_low", "expect_high",
-           "partly_low", "partly_high", "runs", "seeds", "registered", "amended", "conditions",
+COLUMNS = ("paper", "id", "kind", "verdict", "statistic", "estimate", "low", "high", "expect_low", "expect_high",
+           "partly_low", "partly_high", "runs", "seeds", "registered", "blind", "amended", "conditions",
            "verdict_today", "estimate_today", "low_today", "high_today", "verdict_today_inside",
            "estimate_today_inside", "low_today_inside", "high_today_inside", "today_note",
            "today_baseline", "today_inside_with")
@@ -56,13 +58,14 @@ def _row(verdict: Verdict, entry: LockEntry | None) -> dict:
     claim, estimate = verdict.claim, verdict.estimate
     (expect_low, expect_high), (partly_low, partly_high) = _ends(claim.expect), _ends(claim.partly)
     return {
-        "paper": claim.paper, "id": claim.id, "verdict": verdict.verdict,
+        "paper": claim.paper, "id": claim.id, "kind": claim.kind, "verdict": verdict.verdict,
         "statistic": estimate.statistic if estimate else None,
         "estimate": estimate.value if estimate else None,
         "low": estimate.low if estimate else None, "high": estimate.high if estimate else None,
         "expect_low": expect_low, "expect_high": expect_high, "partly_low": partly_low, "partly_high": partly_high,
         "runs": len(estimate.runs) if estimate else 0, "seeds": verdict.seeds,
         "registered": entry.registered if entry else None,
+        "blind": entry.blind if entry is not None and entry.blind is not None else None,
         "amended": ";".join(amendment.commit for amendment in claim.amendments),
         "conditions": claim.conditions.text(),
     }

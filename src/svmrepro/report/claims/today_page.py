@@ -148,7 +148,7 @@ def write_today_page(papers: list[str], results_dir: Path, mode: str, judged: Ju
     lines = [f"# Which claims about time still hold on a CPU against today's solver? ({mode} mode)", "",
              f"Today's solver, as the runs' `{SOLVER_TAG}` and `{SOLVER_VERSION_TAG}` tags name it: "
              f"{today_solver(verdicts, readings)}. Each of the {len(timed)} claims about time of {len(papers)} papers "
-             f"is judged twice in the regions it stated before our numbers were read: against the paper's own "
+             f"is judged twice in the regions it states (whether written before its runs: the scoreboard's *registered*): against the paper's own "
              "baseline, as on the [scoreboard](" + SCOREBOARD + "), and against today's solver (its `today` block in "
              "the paper's `claims.yaml`); where the method can run today's solver inside, a third time with it "
              "inside. *unchanged*: the claim compares no solver we could replace. Each cell is the verdict and the "
