@@ -5,7 +5,6 @@ bash function, and of the plugin directly.
 """
 
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -58,17 +57,21 @@ def test_the_command_line_imports_no_run_machinery():
     assert done.stdout.split() == []
 
 
-def test_the_query_answers_within_a_tab_press():
-    """The query's own CPU time is under a second (about half a second measured, against over three before its
-    imports were made lazy): on a machine shared with other work the wall time grows with the load, not the CPU
-    time. The wall time is bounded loosely, against a query that waits (a lock, the network)."""
-    query("svmrepro-run dataset=")  # a warm file cache, as the shell's second Tab has
-    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    done = query("svmrepro-run experiment=cross_training/")
-    elapsed, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+def test_the_query_answers_without_loading_the_run_machinery():
+    """What keeps a Tab press quick is what the query loads: none of the run machinery (:data:`HEAVY`) is
+    imported while it answers (its CPU time is a benchmark's to measure, not a unit test's: the brief keeps
+    speed targets out of timed unit tests; the wall time is bounded loosely, against a query that waits on a
+    lock or the network)."""
+    line = "svmrepro-run experiment=cross_training/"
+    env = {**os.environ, "COMP_LINE": line, "COMP_POINT": str(len(line))}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "svmrepro", "-sc", "query=svmrepro"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    elapsed = time.perf_counter() - started
     assert done.returncode == 0 and "experiment=cross_training/fig3_baseline" in done.stdout.split(), done.stderr
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    assert cpu < 1 and elapsed < 5, f"the completion query took {cpu:.2f} s of CPU, {elapsed:.2f} s of wall time"
+    imported = {row.rsplit("|", 1)[-1].strip() for row in done.stderr.splitlines() if row.startswith("import time:")}
+    assert not [m for m in HEAVY if m in imported], sorted(m for m in HEAVY if m in imported)
+    assert elapsed < 30, f"the completion query took {elapsed:.1f} s of wall time"
 
 
 def test_a_config_dir_on_the_line_adds_its_experiments_and_data_sets(tmp_path):
