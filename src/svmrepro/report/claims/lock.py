@@ -14,7 +14,8 @@ is written only by::
 
     python -m svmrepro.report.claims.relock [paper ...]
 
-which adds new claims and new ``today`` blocks with their registering commit, and refuses to re-lock a changed claim unless
+which adds new claims and new ``today`` blocks with their registering commit (an amendment that rewrote a
+claim whole, its text, test, regions and output, registers it anew: :func:`rewritten_at`), and refuses to re-lock a changed claim unless
 it has a new amendment whose ``changed`` names every part that changed, to drop a locked claim, or
 to forget an amendment.
 """
@@ -277,7 +278,7 @@ def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
             refused.append(f"{where}: its new amendments' changed ({', '.join(sorted(told))}) leave out "
                            f"{', '.join(untold)}, which changed")
             continue
-        entries[claim.id] = LockEntry(entry.registered, len(claim.amendments), digest, short)
+        entries[claim.id] = LockEntry(rewritten_at(claim) or entry.registered, len(claim.amendments), digest, short)
         refused += _lock_today(paper, claim, entries[claim.id], entry.today)
     for claim in claims:
         if claim.id in entries:
@@ -286,6 +287,21 @@ def relock(paper: str) -> tuple[dict[str, LockEntry], list[str]]:
                 "not_run: <why> and an amendment)" for claim_id in lock if claim_id not in entries
                 and claim_id not in {claim.id for claim in claims}]
     return entries, refused
+
+
+#: an amendment that changed all of these wrote a new claim under the old id: it registers the claim anew
+REWRITE = {"claim", "test", "region", "output"}
+
+
+def rewritten_at(claim: Claim) -> str | None:
+    """The full commit of the claim's last amendment that rewrote it whole (:data:`REWRITE`): its
+    registration from then on (None without one, or without the history to name it in full)."""
+    rewrites = [a.commit for a in claim.amendments if REWRITE <= set(a.changed)]
+    if not rewrites:
+        return None
+    found = subprocess.run(["git", "-C", str(claims_path(claim.paper).parent), "rev-parse", "--verify", "--quiet",
+                            f"{rewrites[-1]}^{{commit}}"], capture_output=True, text=True, check=False)
+    return found.stdout.strip() or None if found.returncode == 0 else None
 
 
 def _lock_registration(claim: Claim, entry: LockEntry, locked: LockEntry | None, history: bool) -> None:
