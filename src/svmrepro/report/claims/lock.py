@@ -15,9 +15,9 @@ is written only by::
     python -m svmrepro.report.claims.relock [paper ...]
 
 which adds new claims and new ``today`` blocks with their registering commit (an amendment that rewrote a
-claim whole, its text, test, regions and output, registers it anew: :func:`rewritten_at`), and refuses to re-lock a changed claim unless
-it has a new amendment whose ``changed`` names every part that changed, to drop a locked claim, or
-to forget an amendment.
+claim whole, its text, test, regions and output, registers it anew: :func:`rewritten_at`), and refuses to
+re-lock a changed claim unless it has a new amendment whose ``changed`` names every part that changed, to
+drop a locked claim, or to forget an amendment.
 """
 
 from __future__ import annotations
