@@ -179,6 +179,20 @@ def test_a_timing_on_a_loaded_machine_or_too_few_runs_is_inconclusive():
     assert decide(faster, one)[0] == INCONCLUSIVE
 
 
+def test_identical_pairs_give_no_interval_and_so_no_verdict_but_inconclusive():
+    """Three pairs whose differences are all the same give a zero-width t interval: no evidence of a spread,
+    not a supported claim (issue 48, item 4); pairs that differ decide as before."""
+    same = claims()[0]
+    identical = compare.evaluate({"kind": "compare", "metric": "fit_cpu_s", "a": "a", "b": "b", "stat": "ratio"},
+                                 {None: runs([1.0, 2.0, 4.0], [0.5, 1.0, 2.0])}, "toy")
+    assert identical.low == identical.high == pytest.approx(0.5)
+    verdict, reason = decide(same, identical)
+    assert verdict == INCONCLUSIVE and "identical" in reason
+    differing = compare.evaluate({"kind": "compare", "metric": "fit_cpu_s", "a": "a", "b": "b", "stat": "ratio"},
+                                 {None: runs([1.0, 2.0, 4.0], [0.5, 1.01, 1.98])}, "toy")
+    assert decide(same, differing)[0] == SUPPORTED
+
+
 def test_a_timing_read_from_runs_that_shared_the_machine_is_inconclusive_whatever_the_load():
     """Quick mode runs its timed experiments beside others (the plan's ``timing: shared``): a claim about
     time that reads such a run is inconclusive even at a low load; its tag absent (runs older than it),

@@ -7,7 +7,7 @@
   seeds can make such a claim supported, so it is never "inconclusive"; where the interval straddles
   ``partly``'s edge, the reason says that partial support is still undecided.
 - **inconclusive**: only when more or cleaner runs could change the verdict: the runs give no interval
-  (no runs match, or too few runs or seeds), the interval straddles the edge of ``expect`` (and does
+  (no runs match, too few runs or seeds, or pairs whose differences are all the same, a zero-width interval), the interval straddles the edge of ``expect`` (and does
   not lie inside ``partly``), or (``timing: true``) a run read was timed on a loaded machine (1-minute
   load above cores + 0.5 at its start or end).
 
@@ -90,6 +90,8 @@ def decide(claim: Claim, estimate: Estimate) -> tuple[str, str]:
     if not estimate.has_interval:
         return INCONCLUSIVE, f"too few {estimate.unit} for an interval ({estimate.n})"
     low, high = estimate.low, estimate.high
+    if estimate.unit == "pairs" and low == high:
+        return INCONCLUSIVE, f"the {estimate.n} pairs are identical: no interval, whatever their number"
     expect, partly = claim.expect, claim.partly
     if expect.holds(low, high):
         return SUPPORTED, f"interval inside {expect.text()}"
