@@ -93,6 +93,7 @@ from svmrepro.store import (
 )
 from svmrepro.sweep.jobs import JobComposer, sweep_jobs
 from svmrepro.sweep.progress import clock
+from svmrepro.writing import symlinks_below
 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
@@ -518,6 +519,11 @@ def check_folders(plan: Plan, args: argparse.Namespace) -> None:
                             "CSVs in it (<paper>/<id>.runs.csv); give --results-dir, or build from MLflow first")
     if args.check or args.prune:
         return
+    links = symlinks_below(plan.results_dir)
+    if links:
+        more = f" (and {len(links) - 1} more)" if len(links) > 1 else ""
+        raise SvmReproError(f"{links[0]}: a symlink in the results folder{more} (to {os.readlink(links[0])}): "
+                            "svmrepro never writes through a link; remove it or give --results-dir another folder")
     writable(plan.results_dir, "the results folder")
     if not (args.from_csv or args.no_run):
         writable(Path.cwd(), "the current folder", " (the sweeps write multirun/ there)")

@@ -17,6 +17,7 @@ from svmrepro.report.registry import page_sections
 from svmrepro.report.sections import Page
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import read_paper, summarise, to_markdown, with_paper
+from svmrepro.writing import write_file
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
         table = with_paper(table, paper, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs_csv_text = write_runs(runs, paths.runs_csv)
-    table.to_csv(paths.table_csv, index=False)
+    write_file(paths.table_csv, table.to_csv(index=False))
     plot(table, paper, spec, paths.figure)
     lines = [f"# {spec.title}", "", *_provenance(runs, mode), *facts_lines(runs, spec)]
     if paper_path:
@@ -104,7 +105,7 @@ def build_output(spec: ReportSpec, runs: pd.DataFrame, out_dir: Path, mode: str)
     for section in page_sections():
         lines += section.lines(page)
     lines += _deviations(spec)
-    paths.table_md.write_text("\n".join(lines) + "\n")
+    write_file(paths.table_md, "\n".join(lines) + "\n")
     return paths
 
 
@@ -114,5 +115,5 @@ def write_not_run(spec: ReportSpec, out_dir: Path, reason: str) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"# {spec.title}", "", f"**not run**: {reason}"]
     lines += _deviations(spec)
-    paths.table_md.write_text("\n".join(lines) + "\n")
+    write_file(paths.table_md, "\n".join(lines) + "\n")
     return paths.table_md

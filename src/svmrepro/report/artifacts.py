@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlparse
 import pandas as pd
 
 from svmrepro.errors import SvmReproError
+from svmrepro.writing import write_file
 
 
 def collect(runs: pd.DataFrame, read: Callable[[str], dict | None], sidecar: Path) -> dict[str, dict]:
@@ -50,7 +51,7 @@ def artifact_folder(artifact_uris: Iterable[str]) -> str:
 
 def write_sidecar(values: dict[str, dict], sidecar: Path) -> None:
     sidecar.parent.mkdir(parents=True, exist_ok=True)
-    sidecar.write_text(json.dumps(values, sort_keys=True, separators=(",", ":")) + "\n")
+    write_file(sidecar, json.dumps(values, sort_keys=True, separators=(",", ":")) + "\n")
 
 
 IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)")
@@ -126,5 +127,5 @@ def html_page(markdown: Path, out_dir: Path) -> Path:
             f"</head><body>\n" + "\n".join(body) + "\n</body></html>\n")
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{markdown.stem}.html"
-    path.write_text(page)
+    write_file(path, page)
     return path

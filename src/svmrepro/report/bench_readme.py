@@ -17,6 +17,7 @@ from svmrepro.report.sections.ratios import ratios_text
 from svmrepro.report.sections.slopes import loglog_slopes, slopes_markdown
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text, summarise, x_label
+from svmrepro.writing import write_file
 
 #: the self-benchmarks' paper id
 BENCH = "bench"
@@ -72,5 +73,5 @@ def write_bench_readme(results_dir: Path, mode: str, overrides: list[str], spec_
         ]
     path = out_dir / "README.md"
     out_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    write_file(path, "\n".join(lines))
     return path

@@ -22,6 +22,7 @@ from svmrepro.exclusive import EXCLUSIVE, SHARED, is_exclusive, jobs_at_once
 from svmrepro.report.runs import read_runs
 from svmrepro.store import commit_column
 from svmrepro.sweep.progress import clock
+from svmrepro.writing import write_file
 
 log = logging.getLogger(__name__)
 #: the page's folder below the results folder
@@ -178,7 +179,7 @@ def write_cost(results_dir: Path, mode: str, n_jobs: int) -> Path:
     costs, page = cost_page(results_dir, mode, n_jobs)
     out_dir = results_dir / COST_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
-    costs.to_csv(out_dir / "cost.csv", index=False)
+    write_file(out_dir / "cost.csv", costs.to_csv(index=False))
     path = out_dir / "cost.md"
-    path.write_text(page)
+    write_file(path, page)
     return path

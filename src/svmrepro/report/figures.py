@@ -34,6 +34,7 @@ from svmrepro.report.ratio_panel import Ratio, claimed_ratios, draw_ratios  # no
 from svmrepro.report.spec import ReportSpec  # noqa: E402
 from svmrepro.report.tables import x_label  # noqa: E402
 from svmrepro.report.ticks import declutter, linear_ticks, log_ticks, plain, spans_decades  # noqa: E402
+from svmrepro.writing import write_file  # noqa: E402
 
 #: hollow markers of the paper's numbers, one per group (ours are filled circles)
 PAPER_MARKERS = ("s", "D", "^", "v", "P", "X", "p", "h", "<", ">")
@@ -201,7 +202,7 @@ def save_figure(fig, title: str, path: Path) -> None:
     fig.suptitle(textwrap.fill(title, width=int(width * 11)), fontsize=10)  # ~11 characters an inch
     declutter(fig, fig.tight_layout)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    write_file(path, lambda out: fig.savefig(out, dpi=110, format="png"))
     plt.close(fig)
 
 

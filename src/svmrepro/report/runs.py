@@ -30,6 +30,7 @@ import pandas as pd
 from svmrepro.errors import SvmReproError
 from svmrepro.report.columns import first_violation
 from svmrepro.store import GIT_COMMIT_TAG, KIND_TAG, NOT_RESULTS, Store, svmrepro_names
+from svmrepro.writing import write_file
 
 KEEP_PREFIXES = ("params.", "metrics.", "tags.")
 KEEP_COLUMNS = ("run_id", "status", "start_time")
@@ -80,7 +81,7 @@ def write_runs(frame: pd.DataFrame, path: Path) -> str:
     rest = sorted(c for c in frame.columns if c not in first and c not in STORE_COLUMNS)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = frame[first + rest].to_csv(index=False)
-    path.write_text(text, encoding="utf-8")
+    write_file(path, text)
     return text
 
 

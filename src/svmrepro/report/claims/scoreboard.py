@@ -19,6 +19,7 @@ from svmrepro.report.claims.scoreboard_csv import write_claims_csv
 from svmrepro.report.claims.today import TodayVerdict, judge_today
 from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
 from svmrepro.report.runs import read_runs
+from svmrepro.writing import write_file
 
 SCOREBOARD = "README.md"
 #: the page of the claims about time against today's solver (:mod:`svmrepro.report.claims.today_page`)
@@ -228,6 +229,6 @@ def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
     lines += amendment_lines(verdicts)
     path = results_dir / SCOREBOARD
     results_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    write_file(path, "\n".join(lines) + "\n")
     write_claims_csv(verdicts, todays, locks, results_dir)
     return path, counts

@@ -26,6 +26,7 @@ from svmrepro.report.claims.lock import LockEntry
 from svmrepro.report.claims.schema import Region
 from svmrepro.report.claims.today import TodayVerdict
 from svmrepro.report.claims.verdict import Verdict
+from svmrepro.writing import write_file
 
 CLAIMS_CSV = "claims.csv"
 COLUMNS = ("paper", "id", "kind", "verdict", "statistic", "estimate", "low", "high", "expect_low", "expect_high",
@@ -78,5 +79,5 @@ def write_claims_csv(verdicts: list[Verdict], todays: list[TodayVerdict | None],
     table = pd.DataFrame([{**_row(v, locks.get(v.claim.paper, {}).get(v.claim.id)), **_today(today)}
                           for v, today in zip(verdicts, todays, strict=True)], columns=list(COLUMNS))
     path = results_dir / CLAIMS_CSV
-    table.to_csv(path, index=False, float_format="%.6g")
+    write_file(path, table.to_csv(index=False, float_format="%.6g"))
     return path

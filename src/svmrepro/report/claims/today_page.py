@@ -25,6 +25,7 @@ from svmrepro.report.claims.scoreboard import SCOREBOARD, TODAY_PAGE, Judged, ce
 from svmrepro.report.claims.today import UNCHANGED, TodayVerdict
 from svmrepro.report.claims.verdict import VERDICTS, Verdict
 from svmrepro.solver import SOLVER_TAG, SOLVER_VERSION_TAG
+from svmrepro.writing import write_file
 
 SOLVER_COLUMNS = (f"tags.{SOLVER_TAG}", f"tags.{SOLVER_VERSION_TAG}")
 
@@ -175,5 +176,5 @@ def write_today_page(papers: list[str], results_dir: Path, mode: str, judged: Ju
     lines += [_row(v, t, results_dir) for v, t in zip(verdicts, todays)]
     path = results_dir / TODAY_PAGE
     results_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    write_file(path, "\n".join(lines) + "\n")
     return path
