@@ -134,3 +134,27 @@ def test_an_unreachable_store_is_one_line_without_the_password(tmp_path, multiru
         assert {path.name for path in written} >= {"config.yaml", "hydra.yaml", "overrides.yaml"}
     for text in [done.stdout, done.stderr, *(path.read_text() for path in written)]:
         assert ENCODED not in text and SECRET not in text
+
+
+#: a password with a raw @: MLflow's client would send its tail as the host name and print it in each retry
+RAW_AT_PASSWORD = "s3cr3tHEAD@TAILSECRET"
+
+
+@pytest.mark.parametrize("command", ["run", "reproduce"])
+def test_a_raw_at_in_the_password_is_refused_at_once_in_one_masked_line(tmp_path, command):
+    uri = f"http://alice:{RAW_AT_PASSWORD}@127.0.0.1:{_closed_port()}"
+    if command == "run":
+        argv = [sys.executable, "-m", "svmrepro", "seed=0", f"tracking.uri={uri}", f"hydra.run.dir={tmp_path / 'run'}"]
+    else:
+        argv = [sys.executable, "-m", "svmrepro.reproduce", "--mode", "quick", "--tracking-uri", uri,
+                "--results-dir", str(tmp_path / "results")]
+    started = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert time.monotonic() - started < 60  # MLflow's retries took 107 s
+    last = done.stderr.strip().splitlines()[-1]
+    assert "http://alice:***@127.0.0.1" in last and "%40" in last, last
+    assert "Traceback" not in done.stderr
+    written = [path.read_text(errors="replace") for path in tmp_path.rglob("*") if path.is_file()]
+    for text in [done.stdout, done.stderr, *written]:
+        assert "TAILSECRET" not in text and "s3cr3tHEAD" not in text

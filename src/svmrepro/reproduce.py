@@ -89,7 +89,7 @@ from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.store import (
-    RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, commit_column, ensure_store, run_commit, source_tags, tracking_uri,
+    RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, check_userinfo, commit_column, ensure_store, run_commit, source_tags, tracking_uri,
 )
 from svmrepro.sweep.jobs import JobComposer, sweep_jobs
 from svmrepro.sweep.progress import clock
@@ -577,6 +577,7 @@ def reproduce_command(argv: list[str] | None) -> int:
             handler.addFilter(RedactFilter())
     try:
         args = parse_args(argv)
+        check_userinfo(tracking_uri(args.tracking_uri))  # before any store or retrying client sees it
         use_config_dirs(args.config_dir)
         plan = load_plan(args.mode, args.results_dir)
         chosen = selected_experiments(args)

@@ -17,7 +17,7 @@ callback of this package is made at every ``svmrepro-run``, and a bad value is o
 import importlib
 
 from svmrepro.store.location import (
-    TRACKING_URI_ENV, TrackingError, ensure_store, experiment_description, experiment_name, probe, sqlite_path,
+    TRACKING_URI_ENV, TrackingError, check_userinfo, ensure_store, experiment_description, experiment_name, probe, sqlite_path,
     store_file, tracking_uri,
 )
 from svmrepro.store.names import (
@@ -34,7 +34,7 @@ __all__ = [
     "KIND_TAG", "NOTE_TAG", "NOT_RESULTS", "PARENT_RUN_TAG", "PID_TAG", "PROCESS_START_TAG", "PrepareStore",
     "REPORT_KIND", "RESULT_KIND", "RUN_KEY_TAG", "RUN_NAME_TAG", "SWEEP_KIND", "SWEEP_RUN_FILE", "Store",
     "TRACKING_URI_ENV", "TrackingError", "artifact_dict", "choice_tags", "commit_column", "ensure_store",
-    "experiment_description", "experiment_name", "is_result", "log_progress", "mlflow_names", "probe",
+    "check_userinfo", "experiment_description", "experiment_name", "is_result", "log_progress", "mlflow_names", "probe",
     "process_gone", "process_tags", "retry_locked", "run_commit", "run_params", "source_tags", "sqlite_path",
     "store_file", "svmrepro_names", "sweep_run_id", "tracking_uri", "write_sweep_run",
 ]

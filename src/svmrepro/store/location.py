@@ -16,6 +16,7 @@ keeps its artifact location for good.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import urllib.error
 import urllib.request
@@ -85,6 +86,23 @@ def store_file(uri: str) -> Path | None:
     return path if path is not None and not in_memory(uri) else None
 
 
+def check_userinfo(uri: str) -> None:
+    """Refuse, in one line showing ``uri`` masked, a password (or user name) holding a raw ``@`` or space.
+
+    Parsers split such a URI differently (SQLAlchemy ends the password at the first ``@``, urllib at the
+    last ``@`` of the host part, ``requests`` sends the tail as a host name), so the password's tail would
+    reach every retry message of the client library. The host part is the text after ``scheme://`` up to
+    the first ``/ ? #`` (``sqlite:///a@b.db`` has none). The line has no ``@`` of its own: the masking of a
+    printed line runs to its last one."""
+    authority = re.split(r"[/?#]", uri.partition("://")[2], maxsplit=1)[0]
+    userinfo = authority.rpartition("@")[0]
+    if "@" in userinfo or any(c.isspace() for c in userinfo):
+        raise TrackingError(
+            f"tracking.uri={redact(uri)}: the password holds a raw at sign or space, which connection "
+            "libraries read as the end of the password; percent-encode it (an at sign is %40, a space %20: "
+            "python -c \"import urllib.parse; print(urllib.parse.quote(input(), safe=''))\")")
+
+
 def probe(uri: str) -> None:
     """Fail in seconds, naming ``uri`` (its password masked), when the store cannot be reached.
 
@@ -94,6 +112,7 @@ def probe(uri: str) -> None:
     made, and that this process may write. An in-memory SQLite store is refused: the runs logged
     to it would be gone when the run ends.
     """
+    check_userinfo(uri)
     if in_memory(uri):
         raise TrackingError(f"tracking.uri={redact(uri)} keeps nothing: an in-memory SQLite store ends with "
                             "its process; give a file (tracking.uri=sqlite:///mlflow.db) or a server")
