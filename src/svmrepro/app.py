@@ -55,6 +55,7 @@ from svmrepro.errors import SvmReproError, error_line
 from svmrepro.redact import redact
 from svmrepro.signals import MAIN_PID_ENV
 from svmrepro.sweep import SWEEPER_TARGET, progress
+from svmrepro.sweep.folder import claim as claim_sweep_folder
 from svmrepro.sweep.jobs import per_job
 
 if TYPE_CHECKING:
@@ -84,7 +85,18 @@ class WritableOutputs(Callback):
         self._check(Path(config.hydra.run.dir), "hydra.run.dir")
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        self._check(Path(config.hydra.sweep.dir), "hydra.sweep.dir")
+        """The sweep's folder is its own (:func:`svmrepro.sweep.folder.claim`), made before any callback
+        writes in it."""
+        try:
+            folder = claim_sweep_folder(config)
+        except ValueError as exc:
+            print(f"svmrepro-run: error: hydra.sweep.dir: {exc}; name another folder", file=sys.stderr)
+            sys.exit(2)
+        except OSError as exc:
+            print(f"svmrepro-run: error: the output folder {Path(str(config.hydra.sweep.dir)).resolve()} "
+                  f"(hydra.sweep.dir) cannot be made: {exc.strerror or exc}", file=sys.stderr)
+            sys.exit(2)
+        self._check(folder, "hydra.sweep.dir")
 
     @staticmethod
     def _check(folder: Path, key: str) -> None:

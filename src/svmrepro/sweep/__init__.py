@@ -1,4 +1,4 @@
-"""Sweeps: which jobs an experiment means (:mod:`.jobs`), their progress as they end (:mod:`.progress`) and
+"""Sweeps: which jobs an experiment means (:mod:`.jobs`), the folder each sweep has to itself (:mod:`.folder`), their progress as they end (:mod:`.progress`) and
 their failures (:mod:`.failures`).
 
 The Hydra sweeper plugin (``hydra/sweeper: svmrepro``, :mod:`hydra_plugins.svmrepro_sweeper`) is built on
