@@ -140,7 +140,7 @@ def parts(claim: Claim) -> dict[str, object]:
     but ``today``, which is hashed on its own (:func:`today_part`)."""
     return {"claim": claim.claim, "test": {"test": claim.test, "not_run": claim.not_run},
             "region": {"expect": claim.expect, "partly": claim.partly}, "output": claim.output,
-            "output_config": output_configs(claim), "timing": claim.timing}
+            "output_config": output_configs(claim), "timing": claim.timing, "kind": claim.kind}
 
 
 def today_part(claim: Claim) -> str | None:
@@ -180,7 +180,11 @@ def changed_parts(claim: Claim, entry: LockEntry) -> list[str]:
     digest, short = fingerprint(claim)
     changed = []
     if digest != entry.hash:
-        changed = [name for name in CHANGES if name in short and short[name] != entry.parts.get(name)] or ["the hash"]
+        # a part the lock predates (``kind``, issue 48) is registered by the next relock, not a change
+        changed = [name for name in CHANGES if name in short and name in entry.parts
+                   and short[name] != entry.parts[name]]
+        if not changed and not set(short) - set(entry.parts):
+            changed = ["the hash"]
     today = today_part(claim)
     if entry.today is not None and today != entry.today.hash:
         changed.append(TODAY)

@@ -25,7 +25,7 @@
         amendments:                       # optional, in order: each change made after the verdict could be seen
           - commit: 1a2b3c4               # the commit that made it (7-40 hex digits)
             date: 2026-11-26
-            changed: [region]             # a non-empty subset of: claim, test, region, output, output_config, timing, today
+            changed: [region]             # a non-empty subset of: claim, test, region, output, output_config, timing, today, kind
             why: "the paper's words are ..."
             verdict_before: "partly supported: +0.0053 [0.0022, 0.0084]"
         today:                            # timing claims only: judged again against today's solver (oneDAL)
@@ -80,7 +80,7 @@ KINDS = ("finding", "sanity", "open_question")
 FINDING = KINDS[0]
 #: what an amendment may change: the claim's text, its test, its regions, its output, that output's
 #: experiment config, its timing flag (the parts :mod:`.lock` hashes), and its ``today`` block
-CHANGES = ("claim", "test", "region", "output", "output_config", "timing", "today")
+CHANGES = ("claim", "test", "region", "output", "output_config", "timing", "today", "kind")
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 
