@@ -31,7 +31,7 @@ from svmrepro.build import RunParts, build
 from svmrepro.code_digest import CODE_DIGEST_TAG, code_digest
 from svmrepro.data.base import Dataset
 from svmrepro.environment import environment_tags, git_source
-from svmrepro.errors import error_line
+from svmrepro.errors import SvmReproError, error_line
 from svmrepro.identity import RunIdentity, flatten, run_identity
 from svmrepro.exclusive import SHARED, TIMING_TAG, load_1m, machine_slot, timing_tags
 from svmrepro.measures import measure
@@ -326,6 +326,16 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                     store.kill(made, reason)
                     log.info("run %s KILLED: %s", made, reason)
                 raise
+            # a server has no claim: of runs of one identity created at once, the first fits (Store.first_of_key)
+            if not cfg.force and (first := store.first_of_key(exp_id, key, run_id)) is not None:
+                store.delete_run(run_id)  # nothing logged to it yet
+                log.info("run key %s is being run by run %s: waiting for it", key[:12], first.info.run_id)
+                ended = store.wait_until_ended(first.info.run_id)
+                if ended.info.status != FINISHED:
+                    raise SvmReproError(f"run {ended.info.run_id} of the same identity ({key[:12]}) ended "
+                                        f"{ended.info.status} while this one waited for it: the same command runs it")
+                log.info("skip: run %s already FINISHED with identity %s", ended.info.run_id, key[:12])
+                return RunResult(SKIPPED, ended.info.run_id, key, store.run_metrics(ended.info.run_id))
             try:
                 store.log_params(run_id, run_params(flatten(plain)))
                 store.log_text(run_id, redact(OmegaConf.to_yaml(cfg, resolve=True)), "config.yaml")

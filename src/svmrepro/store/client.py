@@ -279,6 +279,35 @@ class Store:
         with sqlite.claim(path, key, waiting):
             yield
 
+    def first_of_key(self, experiment_id: str, key: str, run_id: str) -> Any | None:
+        """On a store without a claim (a server, a database): the run of ``key`` that run ``run_id``, just
+        created, yields to, else None (it fits).
+
+        A FINISHED run of the key is yielded to; so is a RUNNING one of a live process created before
+        ``run_id`` (by start time, then run id). Of runs created at once each sees the others, and all but
+        the first yield; a run created after another had looked sees it, and yields. On one host, or hosts
+        whose clocks agree, one run per identity fits; a SQLite store has its claim (:meth:`claim`) instead.
+        """
+        if store_file(self.uri) is not None:
+            return None
+        finished = [run for run in self._runs_of_key(experiment_id, key, "FINISHED") if run.info.run_id != run_id]
+        if finished:
+            return finished[0]
+        running = [run for run in self._runs_of_key(experiment_id, key, "RUNNING") if not process_gone(run.data.tags)]
+        order = sorted(running, key=lambda run: (run.info.start_time, run.info.run_id))
+        ids = [run.info.run_id for run in order]
+        if run_id not in ids:  # our own run not visible yet: a store that lags; yield to none
+            return None
+        return order[0] if ids[0] != run_id else None
+
+    def wait_until_ended(self, run_id: str, poll_s: float = 1.0) -> Any:
+        """Run ``run_id`` once it is no longer RUNNING (or its process, on this host, is gone)."""
+        while True:
+            run = retry_locked(lambda: self.client.get_run(run_id))
+            if run.info.status != "RUNNING" or process_gone(run.data.tags):
+                return run
+            time.sleep(poll_s)
+
     def finished_key_counts(self, experiment: str, mode: str) -> dict[str, int]:
         """FINISHED runs per run key of ``experiment`` in ``mode`` (more than one: duplicates)."""
         found = retry_locked(lambda: self.client.get_experiment_by_name(experiment))
