@@ -52,7 +52,7 @@ from svmrepro.locations import config_file
 from svmrepro.report.claims.check import check_paper, produced
 from svmrepro.report.claims.schema import claims_path
 from svmrepro.report.spec import ReportSpec, experiment_file, spec_from_config
-from svmrepro.sweep.jobs import JobComposer, is_group, sweep_grids, sweep_jobs
+from svmrepro.sweep.jobs import JobComposer, is_group, mode_sweep, sweep_grids, sweep_jobs
 
 #: the nodes a run builds before it reads data (:func:`svmrepro.runner.run`)
 BUILT = ("dataset", "algorithm", "selection", "analysis")
@@ -246,7 +246,7 @@ def check_sweep(config: DictConfig, jobs: Iterable[Sequence[str]], compose: Comp
             written[parser.parse_override(line).key_or_group] = line
         except Exception:  # noqa: BLE001  (not an override: Hydra has refused it already, or it is a flag)
             continue
-    source = SweepSource(experiment, mode, (config.get("sweep") or {}).get(mode), written, "command line")
+    source = SweepSource(experiment, mode, mode_sweep(config, mode), written, "command line")
     problems: list[str] = []
     if experiment and config.get("report") is not None:
         _spec(experiment, config.report, problems)
@@ -280,7 +280,7 @@ def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, s
             elif included and other not in queue:
                 queue.append(other)
         if jobs:
-            node = (cfg.get("sweep") or {}).get(mode)
+            node = mode_sweep(cfg, mode)
             source = SweepSource(name, mode, node, written, "--override")
             problems += check_jobs(source, sweep_jobs(node, dict(given)), composer.compose).problems
     return list(dict.fromkeys(problems))

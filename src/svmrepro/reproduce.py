@@ -91,7 +91,7 @@ from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.store import (
     RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, check_userinfo, commit_column, ensure_store, run_commit, source_tags, tracking_uri,
 )
-from svmrepro.sweep.jobs import JobComposer, sweep_jobs
+from svmrepro.sweep.jobs import JobComposer, mode_sweep, sweep_jobs
 from svmrepro.sweep.progress import clock
 from svmrepro.writing import symlinks_below
 
@@ -181,8 +181,7 @@ def run_sweeps(chosen: list[str], plan: Plan, tracking_uri: str | None, extra: l
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
     """(overrides, composed config) of every job of the experiment's sweep in ``mode``."""
     composer = JobComposer([f"experiment={experiment}", f"mode={mode}"])
-    sweep = composer.compose([])[0].sweep or {}
-    for job in sweep_jobs(sweep.get(mode), extra):
+    for job in sweep_jobs(mode_sweep(composer.compose([])[0], mode), extra):
         yield job, composer.compose(job)[0]
 
 
@@ -475,7 +474,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="svmrepro-reproduce", description=__doc__.split("\n")[0])
     parser.add_argument("papers", nargs="*",
                         help=f"paper ids or <paper>/<id> experiments (default: all of {', '.join(papers())})")
-    parser.add_argument("--mode", default="quick", help="quick (default) or full")
+    parser.add_argument("--mode", default="quick", help="quick (default), full or confirm (full on fresh seeds)")
     parser.add_argument("--experiment", action="append", default=[], help="only <paper>/<id> (repeatable)")
     parser.add_argument("--from-csv", action="store_true", help="rebuild outputs from their runs CSV")
     parser.add_argument("--no-run", action="store_true", help="build outputs from MLflow without sweeping")

@@ -41,8 +41,8 @@ from svmrepro.redact import redact
 from svmrepro.signals import in_sweep_worker
 from svmrepro.solver import solver_tags
 from svmrepro.store import (
-    KIND_TAG, NOTE_TAG, RESULT_KIND, RUN_KEY_TAG, choice_tags, experiment_description, experiment_name,
-    mlflow_names, process_tags, run_params, source_tags,
+    KIND_TAG, NOTE_TAG, PHASE_TAG, RESULT_KIND, RUN_KEY_TAG, choice_tags, experiment_description, experiment_name,
+    mlflow_names, phase_of, process_tags, run_params, source_tags,
 )
 from svmrepro.surface import decision_surface, surface_settings
 from svmrepro.timing import timed
@@ -304,6 +304,8 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 "seed": str(cfg.seed),
                 BACKEND_TAG: cfg.parallel.backend.value,  # timings depend on it, results do not
                 "mode": plain["mode"],
+                # explore: the runs the claims were written beside; confirm: runs made after their lock (issue 48)
+                PHASE_TAG: phase_of(plain["mode"]),
                 "config_hash": plan.identity.config_hash,
                 # the arrays the estimator sees; run_key holds the verified source files' (known before loading)
                 "data_fingerprint": data.fingerprint,

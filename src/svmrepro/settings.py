@@ -24,6 +24,9 @@ from svmrepro.errors import ConfigError
 class Mode(str, Enum):
     quick = "quick"  # small sizes, few seeds: minutes on 2 cores; results/quick/ (not committed)
     full = "full"  # the paper's settings; results/<paper>/ (committed)
+    #: the full sweep again on seeds no run had (``confirm.seeds``), judged by the locked claims;
+    #: results/confirm/<paper>/ (committed): the confirmatory phase (issue 48)
+    confirm = "confirm"
 
 
 class Timing(str, Enum):
@@ -120,6 +123,9 @@ class RunSettings:
     #: an experiment's sweep per mode, ``{quick: grid or list of grids, full: ...}``
     #: (``hydra.sweeper.params`` points at ``sweep.<mode>``)
     sweep: Optional[Any] = setting(Identity.never, default=None)
+    #: the confirmatory phase's seeds, ``{seeds: "1000,1001,..."}``: mode ``confirm`` runs the full sweep on
+    #: them (:func:`svmrepro.sweep.jobs.mode_sweep`), disjoint from every seed the experiment ran before
+    confirm: Optional[Any] = setting(Identity.never, default=None)
     #: at most this many of the experiment's jobs at once under svmrepro-reproduce (timing
     #: benchmarks: 1, so runs do not share the cores); None: the plan's n_jobs
     sweep_jobs: Optional[int] = setting(Identity.never, bounds=(1, None), default=None)

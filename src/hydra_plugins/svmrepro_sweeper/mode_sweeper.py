@@ -83,10 +83,10 @@ class ModeSweeper(Sweeper):
 
     def jobs(self, arguments: list[str]) -> list[list[str]]:
         """Every job's overrides: the mode's sweep, with ``params`` and ``arguments`` on each grid."""
-        from svmrepro.sweep.jobs import expand, sweep_grids  # here: Hydra imports every plugin at each start
+        from svmrepro.sweep.jobs import expand, mode_sweep, sweep_grids  # here: Hydra imports every plugin at each start
 
         mode = getattr(self.config.mode, "value", self.config.mode)  # a Mode enum once typed
-        grids = sweep_grids((self.config.get("sweep") or {}).get(mode))
+        grids = sweep_grids(mode_sweep(self.config, mode))
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         params = parser.parse_overrides([f"{key}={value}" for key, value in self.params.items()])
         groups = {group for group in OmegaConf.select(self.config, "hydra.runtime.choices", default={})

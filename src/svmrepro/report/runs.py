@@ -29,7 +29,8 @@ import pandas as pd
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.columns import first_violation
-from svmrepro.store import GIT_COMMIT_TAG, KIND_TAG, NOT_RESULTS, Store, svmrepro_names
+from svmrepro.store import GIT_COMMIT_TAG, KIND_TAG, NOT_RESULTS, PHASE_TAG, Store, svmrepro_names
+from svmrepro.store.names import EXPLORE_PHASE
 from svmrepro.writing import write_file
 
 KEEP_PREFIXES = ("params.", "metrics.", "tags.")
@@ -69,6 +70,7 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     ]
     out = frame[kept].copy()
     out["start_time"] = pd.to_datetime(out["start_time"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = with_phase(out)
     return out.sort_values([c for c in ("tags.algorithm", "start_time") if c in out]).reset_index(drop=True)
 
 
@@ -109,6 +111,22 @@ def runs_table(path: Path, text: str) -> pd.DataFrame:
     check_cells(path, frame, lines)
     metrics = [c for c in header if c.startswith("metrics.")]
     frame[metrics] = frame[metrics].apply(pd.to_numeric, errors="coerce")
+    return with_phase(frame)
+
+
+#: the runs table's column of each run's phase (issue 48)
+PHASE_COLUMN = f"tags.{PHASE_TAG}"
+
+
+def with_phase(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every run's phase (``tags.phase``): a run logged before runs were tagged with it was
+    made before the claims' lock, so it is ``explore``."""
+    if frame.empty and PHASE_COLUMN not in frame:
+        return frame
+    if PHASE_COLUMN not in frame:
+        frame = frame.assign(**{PHASE_COLUMN: EXPLORE_PHASE})
+    else:
+        frame[PHASE_COLUMN] = frame[PHASE_COLUMN].replace("", pd.NA).fillna(EXPLORE_PHASE)
     return frame
 
 

@@ -23,18 +23,18 @@ from svmrepro.store.location import (
 from svmrepro.store.names import (
     ADHOC_EXPERIMENT, ERROR_MESSAGE_TAG, ERROR_TYPE_TAG, GIT_COMMIT_TAG, HOST_TAG, KILLED_REASON_TAG, KIND_TAG,
     NOTE_TAG, NOT_RESULTS, PARENT_RUN_TAG, PID_TAG, PROCESS_START_TAG, REPORT_KIND, RESULT_KIND, RUN_KEY_TAG,
-    RUN_NAME_TAG, SWEEP_KIND, choice_tags, commit_column, is_result, mlflow_names, run_commit, run_params,
-    source_tags, svmrepro_names,
+    PHASE_TAG, RUN_NAME_TAG, SWEEP_KIND, choice_tags, commit_column, is_result, mlflow_names, run_commit, run_params,
+    phase_of, source_tags, svmrepro_names,
 )
 from svmrepro.store.processes import process_gone, process_tags
 from svmrepro.store.sweep_run import SWEEP_RUN_FILE, PrepareStore, log_progress, sweep_run_id, write_sweep_run
 
 __all__ = [
     "ADHOC_EXPERIMENT", "ERROR_MESSAGE_TAG", "ERROR_TYPE_TAG", "GIT_COMMIT_TAG", "HOST_TAG", "KILLED_REASON_TAG",
-    "KIND_TAG", "NOTE_TAG", "NOT_RESULTS", "PARENT_RUN_TAG", "PID_TAG", "PROCESS_START_TAG", "PrepareStore",
+    "KIND_TAG", "NOTE_TAG", "NOT_RESULTS", "PARENT_RUN_TAG", "PHASE_TAG", "PID_TAG", "PROCESS_START_TAG", "PrepareStore",
     "REPORT_KIND", "RESULT_KIND", "RUN_KEY_TAG", "RUN_NAME_TAG", "SWEEP_KIND", "SWEEP_RUN_FILE", "Store",
     "TRACKING_URI_ENV", "TrackingError", "artifact_dict", "choice_tags", "commit_column", "ensure_store",
-    "check_userinfo", "experiment_description", "experiment_name", "is_result", "log_progress", "mlflow_names", "probe",
+    "check_userinfo", "experiment_description", "experiment_name", "is_result", "log_progress", "mlflow_names", "phase_of", "probe",
     "process_gone", "process_tags", "retry_locked", "run_commit", "run_params", "source_tags", "sqlite_path",
     "store_file", "svmrepro_names", "sweep_run_id", "tracking_uri", "write_sweep_run",
 ]

@@ -121,3 +121,14 @@ def svmrepro_names(frame: pd.DataFrame) -> pd.DataFrame:
     renamed.update({c: "metrics." + c.removeprefix("params.") for c in constants})
     out = frame.assign(**{c: pd.to_numeric(frame[c], errors="coerce") for c in constants})
     return out.rename(columns=renamed)
+
+
+#: the phase of a result run: ``confirm`` for a run of the confirmatory phase (mode ``confirm``: the full sweep
+#: on fresh seeds after the claims were locked), ``explore`` for any other (issue 48)
+PHASE_TAG = "phase"
+EXPLORE_PHASE, CONFIRM_PHASE = "explore", "confirm"
+
+
+def phase_of(mode: str) -> str:
+    """The phase of a run of ``mode``."""
+    return CONFIRM_PHASE if as_text(mode) == CONFIRM_PHASE else EXPLORE_PHASE

@@ -25,6 +25,7 @@ from svmrepro.store.location import TrackingError, experiment_description, exper
 from svmrepro.store.names import ERROR_MESSAGE_TAG, KIND_TAG, NOTE_TAG, SWEEP_KIND, as_text, source_tags
 from svmrepro.store.processes import process_tags
 from svmrepro.sweep import failures, progress
+from svmrepro.sweep.jobs import mode_sweep
 
 if TYPE_CHECKING:
     from svmrepro.store.client import Store
@@ -56,7 +57,7 @@ def sweep_params(config: DictConfig) -> dict[str, str]:
     params = {"experiment": experiment_name(dict(config.hydra.runtime.choices)), "mode": mode,
               "sweeper": str(config.hydra.runtime.choices.get("hydra/sweeper")),
               "overrides": redact(" ".join(config.hydra.overrides.task))}
-    axes = [("sweep", (config.get("sweep") or {}).get(mode)), ("sweeper", config.hydra.sweeper.get("params"))]
+    axes = [("sweep", mode_sweep(config, mode)), ("sweeper", config.hydra.sweeper.get("params"))]
     for prefix, node in axes:
         plain = OmegaConf.to_container(node, resolve=False) if node is not None else None
         if isinstance(plain, dict):

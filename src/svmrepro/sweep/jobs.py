@@ -48,6 +48,47 @@ def sweep_grids(sweep) -> list[dict]:
     return [dict(grid) for grid in plain] if isinstance(plain, Sequence) else [dict(plain)]
 
 
+#: the mode of the confirmatory phase (issue 48): the full sweep on seeds no run of the experiment had
+CONFIRM_MODE = "confirm"
+#: the mode whose sweep the confirmatory phase repeats
+FULL_MODE = "full"
+
+
+def mode_sweep(cfg, mode: str):
+    """The sweep node of ``mode`` in an experiment's composed config ``cfg`` (None: none).
+
+    ``confirm`` repeats the ``full`` sweep on the experiment's ``confirm.seeds`` (a list, or Hydra's
+    ``"a,b"`` / ``range(n)``): each grid takes the first of them, as many as the grid had seeds (at least
+    one), so a grid of one seed stays one seed and the others get fresh seeds in the same number up to
+    the list's length. Without ``confirm.seeds`` an experiment has no confirm sweep."""
+    sweeps = (cfg.get("sweep") or {}) if cfg is not None else {}
+    if mode != CONFIRM_MODE:
+        return sweeps.get(mode)
+    seeds = confirm_seeds(cfg)
+    full = sweeps.get(FULL_MODE)
+    if not seeds or full is None:
+        return None
+    parser = OverridesParser.create()
+    grids = []
+    for grid in sweep_grids(full):
+        had = values_of(parser.parse_override(f"seed={grid['seed']}")) if "seed" in grid else ["0"]
+        grids.append({**grid, "seed": ",".join(str(seed) for seed in seeds[: max(1, min(len(seeds), len(had)))])})
+    return grids
+
+
+def confirm_seeds(cfg) -> list[int]:
+    """The experiment's ``confirm.seeds`` as integers (empty without them)."""
+    confirm = cfg.get("confirm") if cfg is not None else None
+    given = confirm.get("seeds") if confirm is not None else None
+    if given is None:
+        return []
+    if OmegaConf.is_config(given):
+        given = OmegaConf.to_container(given, resolve=True)
+    if isinstance(given, (list, tuple)):
+        return [int(seed) for seed in given]
+    return [int(seed) for seed in values_of(OverridesParser.create().parse_override(f"seed={given}"))]
+
+
 def values_of(override: Override) -> list[str]:
     """The values ``override`` sets, as Hydra writes them after ``=`` (one for a plain override)."""
     if not override.is_sweep_override():

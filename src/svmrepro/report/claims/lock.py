@@ -105,8 +105,8 @@ def experiment_config(name: str) -> dict | None:
     """``conf/experiment/<name>.yaml`` parsed, with the experiment files its defaults include (by their
     names, under ``defaults``), the way the full sweep sees them: the page's presentation (``report``) is
     left out, save ``report.include``, which brings another experiment's runs into the output; so are
-    the sweeps of other modes than ``full`` and the ``smoke`` overrides, which decide no committed output
-    (claims are judged on the full mode's). None when no config folder has the file."""
+    the sweeps of other modes than ``full``, the ``smoke`` overrides and the ``confirm`` seeds, which decide no
+    full-mode output (claims are judged on the full mode's, and again on the confirm mode's). None when no config folder has the file."""
     path = next((root / "experiment" / f"{name}.yaml" for root in config_dirs()
                  if (root / "experiment" / f"{name}.yaml").is_file()), None)
     if path is None:
@@ -114,6 +114,9 @@ def experiment_config(name: str) -> dict | None:
     config = OmegaConf.to_container(OmegaConf.load(path)) or {}  # read as Hydra reads it
     report = config.pop("report", None) or {}
     config.pop("smoke", None)
+    # the confirmatory phase's seeds decide the confirm runs, not the full mode's: their order against those
+    # runs is checked from git (tests/test_confirm.py), so declaring them amends no claim
+    config.pop("confirm", None)
     full = (config.pop("sweep", None) or {}).get(FULL_MODE)
     if full is not None:
         config["sweep"] = {FULL_MODE: full}

@@ -26,6 +26,8 @@ SCOREBOARD = "README.md"
 TODAY_PAGE = "today.md"
 THUMB_WIDTH = 140
 RUNS_SUFFIX = ".runs.csv"
+#: where the confirmatory phase's outputs are, below the full mode's results (``reproduce/confirm.yaml``)
+CONFIRM_DIR = "confirm"
 
 
 def cell(text: str) -> str:
@@ -78,6 +80,21 @@ def judge_papers(papers: list[str], results_dir: Path) -> Judged:
     return [(judge(claim, tables), judge_today(claim, tables)) for claim in claims]
 
 
+def judge_confirm(verdicts: list[Verdict], results_dir: Path) -> list[Verdict]:
+    """Each claim of ``verdicts`` judged again, as locked, on the confirmatory phase's runs alone
+    (``<results_dir>/confirm/<paper>/<id>.runs.csv``, runs made after the claims' lock on fresh seeds); a
+    claim whose output has no confirm runs yet is *not run*."""
+    tables = RunsTables(results_dir / CONFIRM_DIR)
+    return [judge(v.claim, tables) for v in verdicts]
+
+
+def confirm_cell(confirm: Verdict | None) -> str:
+    """The scoreboard's "confirmed" cell: the confirmatory verdict and its statistic (blank when not run)."""
+    if confirm is None or confirm.estimate is None:
+        return ""
+    return f"**{confirm.verdict}**: {confirm.ours()} ({len(confirm.estimate.runs)} runs, {confirm.seeds} seeds)"
+
+
 def amendment_anchor(claim: Claim) -> str:
     """The in-page anchor of the claim's amendments on the scoreboard (GitHub's heading slug)."""
     return re.sub(r"[^\w\- ]", "", f"{claim.paper}: {claim.id}".lower()).replace(" ", "-")
@@ -122,7 +139,8 @@ def today_cell(today: TodayVerdict | None) -> str:
     return f"**{today.today.verdict}**" + (f"; inside: **{today.inside.verdict}**" if today.inside else "")
 
 
-def _row(verdict: Verdict, today: TodayVerdict | None, entry: LockEntry | None, results_dir: Path) -> str:
+def _row(verdict: Verdict, today: TodayVerdict | None, entry: LockEntry | None, results_dir: Path,
+         confirm: Verdict | None = None) -> str:
     claim = verdict.claim
     link = thumb = ""
     if claim.output:
@@ -137,8 +155,8 @@ def _row(verdict: Verdict, today: TodayVerdict | None, entry: LockEntry | None, 
         runs = f"{len(verdict.estimate.runs)} runs, {verdict.seeds} seeds; {', '.join(verdict.commits)}"
     kind = "" if claim.kind == FINDING else f" ({claim.kind.replace('_', ' ')}, not a finding)"
     cells = [claim.paper, f"{claim.source}: {claim.claim}", claim.conditions.text(), verdict.ours(), claim.paper_says,
-             f"**{verdict.verdict}**{kind}: {verdict.reason}", today_cell(today), runs, registered(claim, entry), link,
-             thumb]
+             f"**{verdict.verdict}**{kind}: {verdict.reason}", confirm_cell(confirm), today_cell(today), runs,
+             registered(claim, entry), link, thumb]
     return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
@@ -174,17 +192,42 @@ KIND_WORDS = {FINDING: "findings (what the paper reports about the world)",
               "open_question": "open questions (the paper's future work, not its claim)"}
 
 
-def kind_lines(verdicts: list[Verdict]) -> list[str]:
+def kind_lines(verdicts: list[Verdict], confirms: list[Verdict] | None = None) -> list[str]:
     """The headline: the findings' verdicts counted, then the sanity checks' and open questions' on lines of
-    their own (issue 48, item 3)."""
+    their own (issue 48, item 3). With ``confirms`` (the same claims judged on the confirmatory phase's runs),
+    the findings are counted first by their confirmatory verdict where one exists, the exploratory beside."""
     lines = []
+    if confirms is not None:
+        lines += confirm_lines(verdicts, confirms)
     for kind in KINDS:
         mine = Counter(v.verdict for v in verdicts if v.claim.kind == kind)
         if kind != FINDING and not mine:
             continue
         counted = " · ".join(f"**{verdict}**: {mine.get(verdict, 0)}" for verdict in VERDICTS)
-        lines += [f"{sum(mine.values())} {KIND_WORDS[kind]}: {counted}", ""]
+        phase = "exploratory verdicts of the " if confirms is not None else ""
+        lines += [f"{sum(mine.values())} {phase}{KIND_WORDS[kind]}: {counted}", ""]
     return lines
+
+
+#: the confirmatory verdict's level: a claim "holds" at 95 %, so of ``n`` calls about this many would differ
+#: from their exploratory ones by chance alone if every claim sat at its interval's edge (an upper bound)
+CONFIDENCE = 0.95
+
+
+def confirm_lines(verdicts: list[Verdict], confirms: list[Verdict]) -> list[str]:
+    """The findings with a confirmatory verdict counted by it, the rule for reading them, and how many
+    calls chance alone could flip (issue 48, item 6)."""
+    pairs = [(v, c) for v, c in zip(verdicts, confirms, strict=True)
+             if v.claim.kind == FINDING and c.estimate is not None]
+    counted = Counter(c.verdict for _, c in pairs)
+    differ = sum(v.verdict != c.verdict for v, c in pairs)
+    findings = sum(v.claim.kind == FINDING for v in verdicts)
+    words = " · ".join(f"**{verdict}**: {counted.get(verdict, 0)}" for verdict in VERDICTS)
+    return [f"**Confirmed** (judged once, as locked, on runs made after the lock on seeds never run before): "
+            f"{len(pairs)} of {findings} findings have a confirmatory verdict: {words}. {differ} of them differ from "
+            f"their exploratory verdict (the *confirmed* column). Each verdict rests on 95 % intervals: of "
+            f"{len(pairs)} calls, about {round(len(pairs) * (1 - CONFIDENCE))} could land outside their region "
+            "by chance alone, so a single flip is weak evidence; a claim holds where both phases agree.", ""]
 
 
 def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
@@ -193,13 +236,14 @@ def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
     :func:`judge_papers` of them, when the caller has it already); the findings' counts per verdict."""
     judged = judge_papers(papers, results_dir) if judged is None else judged
     verdicts, todays = [v for v, _ in judged], [t for _, t in judged]
+    confirms = judge_confirm(verdicts, results_dir) if mode == "full" else None
     locks = _locks(verdicts)
     counts = Counter(v.verdict for v in verdicts if v.claim.kind == FINDING)
     lines = [f"# Does each claim hold? ({mode} mode)", "",
              f"{len(verdicts)} claims of {len(papers)} papers, each checked by code against the runs committed beside "
              "its output (`svmrepro-reproduce --mode " + mode + "` writes this page and `claims.csv`, the same "
              "verdicts for machines; `--from-csv` rebuilds both).", "",
-             *kind_lines(verdicts),
+             *kind_lines(verdicts, confirms),
              "How a verdict is reached: the claim's statistic (a paired ratio or difference of two methods, a log-log "
              "slope or the difference of two, a mean, a trend across sizes) with its 95 % interval, against the "
              "regions the claim states (*registered* says, from git, whether they were committed before any run the "
@@ -223,12 +267,17 @@ def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
              "legend), and, after *inside*, with the faster of them inside the method too; *unchanged* where the "
              f"claim compares no solver we could replace ([{TODAY_PAGE}]({TODAY_PAGE}) has the estimates and which "
              "solver each reading took).",
-             "", "| paper | claim | conditions | ours | the paper | verdict | against today's solver "
-             "| runs, seeds; commits | registered | output | figure |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [_row(v, today, locks[v.claim.paper].get(v.claim.id), results_dir) for v, today in zip(verdicts, todays)]
+             "*Confirmed*: the same locked claim judged once on the confirmatory phase's runs alone "
+             f"(`{CONFIRM_DIR}/`, `svmrepro-reproduce --mode confirm`: the full sweep on seeds no run had, made after "
+             "the lock); blank where those runs are not made yet. The exploratory verdict beside it may be re-read "
+             "as runs are added; the confirmatory one is read once, after its planned seeds ran.",
+             "", "| paper | claim | conditions | ours | the paper | verdict | confirmed | against today's solver "
+             "| runs, seeds; commits | registered | output | figure |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [_row(v, today, locks[v.claim.paper].get(v.claim.id), results_dir, confirm)
+              for v, today, confirm in zip(verdicts, todays, confirms or [None] * len(verdicts))]
     lines += amendment_lines(verdicts)
     path = results_dir / SCOREBOARD
     results_dir.mkdir(parents=True, exist_ok=True)
     write_file(path, "\n".join(lines) + "\n")
-    write_claims_csv(verdicts, todays, locks, results_dir)
+    write_claims_csv(verdicts, todays, locks, results_dir, confirms)
     return path, counts

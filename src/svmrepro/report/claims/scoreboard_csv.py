@@ -13,7 +13,9 @@ high_today``, the same with today's solver inside the method (``..._today_inside
 ``today_note``, what it was judged against or why it is ``unchanged``, ``today_baseline``, the solver
 (and its threads) the today reading took as the baseline by the rule of :mod:`.fastest`, and
 ``today_inside_with``, the solver the ``inside`` reading took inside the method (all empty for a claim
-without a ``today`` block). Numbers keep 6 significant digits, so a rebuild on another machine writes the same bytes.
+without a ``today`` block); ``verdict_confirm, estimate_confirm, low_confirm, high_confirm, runs_confirm,
+seeds_confirm``: the locked claim judged on the confirmatory phase's runs alone (``results/confirm/``; empty
+verdict and 0 runs until they are made). Numbers keep 6 significant digits, so a rebuild on another machine writes the same bytes.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ COLUMNS = ("paper", "id", "kind", "verdict", "statistic", "estimate", "low", "hi
            "partly_low", "partly_high", "runs", "seeds", "registered", "blind", "amended", "conditions",
            "verdict_today", "estimate_today", "low_today", "high_today", "verdict_today_inside",
            "estimate_today_inside", "low_today_inside", "high_today_inside", "today_note",
-           "today_baseline", "today_inside_with")
+           "today_baseline", "today_inside_with", "verdict_confirm", "estimate_confirm", "low_confirm",
+           "high_confirm", "runs_confirm", "seeds_confirm")
 
 
 def _ends(region: Region | None) -> tuple[float | None, float | None]:
@@ -72,12 +75,25 @@ def _row(verdict: Verdict, entry: LockEntry | None) -> dict:
     }
 
 
+def _confirm(verdict: Verdict | None) -> dict:
+    """The claim judged on the confirmatory phase's runs: ``verdict_confirm, ...``, runs and seeds read."""
+    reading = _reading(verdict, "_confirm")
+    ran = verdict is not None and verdict.estimate is not None
+    return {**reading, "runs_confirm": len(verdict.estimate.runs) if ran else 0,
+            "seeds_confirm": verdict.seeds if ran else 0}
+
+
 def write_claims_csv(verdicts: list[Verdict], todays: list[TodayVerdict | None],
-                     locks: dict[str, dict[str, LockEntry]], results_dir: Path) -> Path:
+                     locks: dict[str, dict[str, LockEntry]], results_dir: Path,
+                     confirms: list[Verdict] | None = None) -> Path:
     """``<results_dir>/claims.csv`` of ``verdicts`` and, for each, its verdict against today's solver
-    (``todays``, None for a claim without one); ``locks``: each paper's lock entries by claim id."""
-    table = pd.DataFrame([{**_row(v, locks.get(v.claim.paper, {}).get(v.claim.id)), **_today(today)}
-                          for v, today in zip(verdicts, todays, strict=True)], columns=list(COLUMNS))
+    (``todays``, None for a claim without one) and on the confirmatory phase's runs (``confirms``, None
+    outside the full mode's scoreboard); ``locks``: each paper's lock entries by claim id."""
+    confirms = confirms if confirms is not None else [None] * len(verdicts)
+    table = pd.DataFrame([{**_row(v, locks.get(v.claim.paper, {}).get(v.claim.id)), **_today(today),
+                           **_confirm(confirm)}
+                          for v, today, confirm in zip(verdicts, todays, confirms, strict=True)],
+                         columns=list(COLUMNS))
     path = results_dir / CLAIMS_CSV
     write_file(path, table.to_csv(index=False, float_format="%.6g"))
     return path
