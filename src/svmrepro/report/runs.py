@@ -29,7 +29,14 @@ import pandas as pd
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.columns import first_violation
-from svmrepro.store import GIT_COMMIT_TAG, KIND_TAG, NOT_RESULTS, PHASE_TAG, Store, svmrepro_names
+from svmrepro.store import (
+    GIT_COMMIT_TAG,
+    KIND_TAG,
+    NOT_RESULTS,
+    PHASE_TAG,
+    Store,
+    svmrepro_names,
+)
 from svmrepro.store.names import EXPLORE_PHASE
 from svmrepro.writing import write_file
 

@@ -13,8 +13,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from svmrepro.report.claims.forest import FIGURE as FOREST
+from svmrepro.report.claims.forest import write_forest
 from svmrepro.report.claims.lock import COMMAND, LockEntry, lock_path, read_lock
-from svmrepro.report.claims.schema import FINDING, KINDS, Claim, claims_path, load_claims
+from svmrepro.report.claims.schema import (
+    FINDING,
+    KINDS,
+    Claim,
+    claims_path,
+    load_claims,
+)
 from svmrepro.report.claims.scoreboard_csv import write_claims_csv
 from svmrepro.report.claims.today import TodayVerdict, judge_today
 from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
@@ -93,6 +101,20 @@ def confirm_cell(confirm: Verdict | None) -> str:
     if confirm is None or confirm.estimate is None:
         return ""
     return f"**{confirm.verdict}**: {confirm.ours()} ({len(confirm.estimate.runs)} runs, {confirm.seeds} seeds)"
+
+
+def forest_lines(papers: list[str], verdicts: list[Verdict], confirms: list[Verdict] | None,
+                 results_dir: Path) -> list[str]:
+    """Each paper's forest plot (:mod:`.forest`), written to ``<results_dir>/<paper>/claims.png``, and the
+    lines that show them on the scoreboard."""
+    shown = confirms if confirms is not None else [None] * len(verdicts)
+    written = [(paper, write_forest(paper, verdicts, shown, results_dir / paper)) for paper in papers]
+    figures = [f"[![{paper}]({paper}/{FOREST})]({paper}/{FOREST})" for paper, path in written if path is not None]
+    if not figures:
+        return []
+    return ["The findings at a glance, one figure per paper: each finding's estimate and 95 % interval (circle: "
+            "exploratory runs; diamond: confirmatory runs) against its `expect` (dark band) and `partly` (light "
+            "band) regions, coloured by verdict.", "", *(line for figure in figures for line in (figure, "")), ]
 
 
 def amendment_anchor(claim: Claim) -> str:
@@ -244,6 +266,7 @@ def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
              "its output (`svmrepro-reproduce --mode " + mode + "` writes this page and `claims.csv`, the same "
              "verdicts for machines; `--from-csv` rebuilds both).", "",
              *kind_lines(verdicts, confirms),
+             *forest_lines(papers, verdicts, confirms, results_dir),
              "How a verdict is reached: the claim's statistic (a paired ratio or difference of two methods, a log-log "
              "slope or the difference of two, a mean, a trend across sizes) with its 95 % interval, against the "
              "regions the claim states (*registered* says, from git, whether they were committed before any run the "
