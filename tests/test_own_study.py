@@ -9,6 +9,7 @@ package changed, into its page, figure and verdicts.
 
 import csv
 import hashlib
+import re
 import shutil
 from pathlib import Path
 
@@ -70,6 +71,16 @@ def test_a_study_from_configuration_only_gets_its_page_and_verdicts(venv, study)
     scoreboard = (results / "README.md").read_text()
     assert all("[sizes](moons/sizes.md)" in line for line in scoreboard.splitlines() if line.startswith("| moons |"))
     assert sum(line.startswith("| moons |") for line in scoreboard.splitlines()) == len(CLAIMS)
+    # the study is its own project: the package's five papers appear nowhere unless asked for (issue 47, item 1)
+    rows = [line for line in scoreboard.splitlines() if line.startswith("| ") and not line.startswith("| paper")]
+    assert {row.split("|")[1].strip() for row in rows if "---" not in row} == {"moons"}
+    assert f"{len(CLAIMS)} claims of 1 papers" in scoreboard
+    summary = [line for line in done.stdout.splitlines() if line.startswith("svmrepro-reproduce:")][-1]
+    counted = sum(int(n) for n in re.findall(r"(\d+) (?:supported|partly supported|not supported|inconclusive|not run)",
+                                             summary.split("findings:")[1]))
+    assert counted == len(CLAIMS), summary
+    cost = (results / "bench" / "cost.md").read_text()
+    assert "## moons" in cost and "## cascade" not in cost and "cascade/" not in cost
     assert "Traceback" not in done.stderr
     assert package_state(venv) == before
 

@@ -70,7 +70,7 @@ from svmrepro.code_digest import code_digest, made_by
 from svmrepro.compose import (
     compose_config, composition_cache, experiments, papers, searchpath_override, use_config_dirs,
 )
-from svmrepro.locations import PLANS_DIR, check_writable
+from svmrepro.locations import CONF_DIR, PLANS_DIR, check_writable, user_config_dirs
 from svmrepro.environment import git_source
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import SHARED, jobs_at_once, machine_slot
@@ -542,19 +542,37 @@ def runs_dirs(plan: Plan) -> list[Path]:
     return list(dict.fromkeys([plan.results_dir, *others]))
 
 
+def own_papers() -> list[str]:
+    """The papers of the user's config folders (``--config-dir``): a study's own, not the package's five."""
+    package = {p.name for p in (CONF_DIR / "experiment").iterdir() if p.is_dir()}
+    return sorted({p.name for root in user_config_dirs() if (root / "experiment").is_dir()
+                   for p in (root / "experiment").iterdir() if p.is_dir() and p.name not in package})
+
+
+def scope(args: argparse.Namespace) -> list[str]:
+    """The papers a reproduction is about: with a config folder of one's own, that study's papers and any
+    named on the command line; else every paper. Its scoreboard, cost page, log lines and counts hold
+    these only: the package's five papers appear in a study's pages when asked for."""
+    own = own_papers()
+    if not own:
+        return papers()
+    named = {name.split("/")[0] for name in [*args.papers, *args.experiment]}
+    return [paper for paper in papers() if paper in own or paper in named]
+
+
 def selected_experiments(args: argparse.Namespace) -> list[str]:
     known = experiments()
     for name in [*args.papers, *args.experiment]:
         if name not in known and name not in papers():
             raise SvmReproError(f"unknown paper or experiment {name!r}; valid: {', '.join(papers() + known)}")
-    names = [*args.papers, *args.experiment] or papers()
+    names = [*args.papers, *args.experiment] or scope(args)
     return list(dict.fromkeys(e for name in names for e in (experiments(name) if name in papers() else [name])))
 
 
 def mistakes(chosen: list[str], plan: Plan, args: argparse.Namespace) -> list[str]:
     """Before the first sweep (:mod:`svmrepro.preflight`): every claim the scoreboard will judge, the
     report spec of each output, and every job of the sweeps that will run; one line per problem."""
-    count, problems = claims_problems(papers(), runs_dirs(plan))
+    count, problems = claims_problems(scope(args), runs_dirs(plan))
     if not problems:
         log.info("claims: %d checked against what their outputs' sweeps produce", count)
     problems += reproduction_problems(chosen, plan.mode, sweep_overrides(args.override), runs_dirs=runs_dirs(plan),
@@ -648,8 +666,8 @@ def write_summaries(ordered: list[str], plan: Plan, args: argparse.Namespace, fa
     no paper has claims); what fails is appended to ``failed``."""
     if any(e.split("/")[0] == BENCH for e in ordered):
         log.info("wrote %s", write_bench_readme(plan.results_dir, plan.mode, args.override, spec_of))
-    log.info("wrote %s", write_cost(plan.results_dir, plan.mode, plan.n_jobs))
-    with_claims = [paper for paper in papers() if claims_path(paper).is_file()]
+    log.info("wrote %s", write_cost(plan.results_dir, plan.mode, plan.n_jobs, scope(args)))
+    with_claims = [paper for paper in scope(args) if claims_path(paper).is_file()]
     if not with_claims:
         return None
     try:

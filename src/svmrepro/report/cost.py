@@ -92,9 +92,15 @@ def output_cost(experiment: str, runs: pd.DataFrame, mode: str, n_jobs: int) -> 
     }
 
 
-def cost_table(runs: pd.DataFrame, mode: str, n_jobs: int) -> pd.DataFrame:
-    """:func:`output_cost` of every experiment of the config tree, those with no runs included."""
-    rows = [output_cost(name, runs[runs["tags.experiment"] == name], mode, n_jobs) for name in experiments()]
+def in_scope(papers: list[str] | None) -> list[str]:
+    """The experiments of ``papers`` (all of the config tree's when None)."""
+    return [name for name in experiments() if papers is None or name.split("/")[0] in papers]
+
+
+def cost_table(runs: pd.DataFrame, mode: str, n_jobs: int, papers: list[str] | None = None) -> pd.DataFrame:
+    """:func:`output_cost` of every experiment of ``papers`` (of the config tree when None), those with no
+    runs included."""
+    rows = [output_cost(name, runs[runs["tags.experiment"] == name], mode, n_jobs) for name in in_scope(papers)]
     counts = {column: "Int64" for column in ("runs_without_predict_cpu", "runs_without_overhead", "jobs_at_once", "commits")}
     return pd.DataFrame(rows, columns=COST_COLUMNS).astype(counts)
 
@@ -165,18 +171,21 @@ def cost_markdown(costs: pd.DataFrame, runs: pd.DataFrame, mode: str, n_jobs: in
     return "\n".join(lines)
 
 
-def cost_page(results_dir: Path, mode: str, n_jobs: int) -> tuple[pd.DataFrame, str]:
-    """``cost.csv``'s table and ``cost.md``'s text from the runs tables in ``results_dir``."""
+def cost_page(results_dir: Path, mode: str, n_jobs: int, papers: list[str] | None = None) -> tuple[pd.DataFrame, str]:
+    """``cost.csv``'s table and ``cost.md``'s text from the runs tables in ``results_dir``, for ``papers`` (the
+    reproduction's: a study's own when it has its config folder; all when None)."""
     runs, unreadable = committed_runs(results_dir)
-    known = runs["tags.experiment"].isin(experiments())
+    outside = ~runs["tags.experiment"].isin(experiments())
+    runs = runs[runs["tags.experiment"].isin(in_scope(papers)) | outside]
+    known = ~outside.loc[runs.index]
     left_out = [f"{int((~known).sum())} runs of experiments no longer in the configs"] if not known.all() else []
-    costs = cost_table(runs[known], mode, n_jobs)
+    costs = cost_table(runs[known], mode, n_jobs, papers)
     return costs, cost_markdown(costs, runs[known], mode, n_jobs, [*left_out, *unreadable])
 
 
-def write_cost(results_dir: Path, mode: str, n_jobs: int) -> Path:
-    """Write ``<results_dir>/bench/cost.md`` and ``cost.csv`` (:func:`cost_page`)."""
-    costs, page = cost_page(results_dir, mode, n_jobs)
+def write_cost(results_dir: Path, mode: str, n_jobs: int, papers: list[str] | None = None) -> Path:
+    """Write ``<results_dir>/bench/cost.md`` and ``cost.csv`` (:func:`cost_page`) of ``papers``."""
+    costs, page = cost_page(results_dir, mode, n_jobs, papers)
     out_dir = results_dir / COST_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     write_file(out_dir / "cost.csv", costs.to_csv(index=False))
