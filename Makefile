@@ -71,12 +71,11 @@ ONLY ?=
 time-readme: install
 	$(PY) -m svmrepro.readme_times $(if $(ONLY),--only $(ONLY))
 
-# MLflow's job runner (AI-judge jobs, a dozen worker processes) is off: the UI of runs needs none.
-# The links printed first open each experiment's runs table (MLflow opens its GenAI view otherwise).
+# svmrepro-ui (src/svmrepro/ui.py): MLflow's UI on 127.0.0.1 with its job runner off; it prints each experiment's
+# link (its runs table in the "Model training" view, a row per run with its metrics) once the server answers.
 ui: install
-	$(PY) -m svmrepro.store.ui --tracking-uri sqlite:///$(CURDIR)/mlflow.db --url http://127.0.0.1:$(UI_PORT)
-	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db \
-		--default-artifact-root $(CURDIR)/mlartifacts --host 127.0.0.1 --port $(UI_PORT) --workers $(UI_WORKERS)
+	$(VENV)/bin/svmrepro-ui --tracking-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT) \
+		--workers $(UI_WORKERS)
 
 # the checkout is the source folder (docs/conf.py says why); tests/test_docs.py builds it the same way
 docs: install

@@ -152,6 +152,43 @@ def test_a_claims_file_in_a_users_config_dir_is_checked_too(tmp_path, monkeypatc
         "of mine/tiny; valid: svc_linear"]
 
 
+#: the lock ``python -m svmrepro.report.claims.relock mine`` writes for USER_CLAIMS (its hashes shortened)
+USER_LOCK = """\
+claims:
+  sv_grow:
+    registered: 0123456789abcdef0123456789abcdef01234567
+    amendments: 0
+    hash: 5e0a
+    parts: {claim: 6c91, test: 2121, region: e0d3, output: b20a, output_config: 8822, timing: fcbc, kind: e996}
+    data:
+      mine/tiny: 0123456789abcdef0123456789abcdef01234567
+"""
+
+
+def test_a_paper_whose_lock_registers_claims_without_its_claims_file_is_one_line(tmp_path, monkeypatch, capsys,
+                                                                                 stopped):
+    """Issue 46, item 13: a claims file gone from beside its lock was taken for a paper without claims, and the
+    reproduction went on without them."""
+    monkeypatch.setenv(CONFIG_DIRS_ENV, "")
+    study = tmp_path / "study"
+    (study / "conf" / "experiment" / "mine").mkdir(parents=True)
+    (study / "conf" / "experiment" / "mine" / "tiny.yaml").write_text(USER_EXPERIMENT)
+    (study / "experiments" / "mine").mkdir(parents=True)
+    (study / "experiments" / "mine" / "claims.lock.yaml").write_text(USER_LOCK)
+    monkeypatch.chdir(study)
+    expected = Path.cwd() / "experiments" / "mine" / "claims.yaml"
+    line = (f"{expected}: no such file, though claims.lock.yaml beside it registers 1 claim of paper mine "
+            "(on mine/tiny): restore the claims file, or delete the lock if the paper has none")
+    with pytest.raises(ConfigError) as err:
+        check_claims(["mine"])
+    assert str(err.value) == line
+    assert reproducing.main(["--config-dir", "conf", "--experiment", "mine/tiny", "--check"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"svmrepro-reproduce: error: {line}"]
+    expected.write_text(USER_CLAIMS)  # back beside its lock: checked again
+    monkeypatch.setenv(CONFIG_DIRS_ENV, str(study / "conf"))
+    assert check_claims(["mine"]) == 1
+
+
 TEST_CLAIM = """\
 claims:
   - id: faster

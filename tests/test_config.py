@@ -63,7 +63,7 @@ def test_bad_values_name_the_key_the_value_and_what_is_allowed(override, key):
     ("override", "message"),
     [  # the run_settings schema (svmrepro.settings): Hydra's own message, before any data is read
         ("seed=abc", "Value 'abc' of type 'str' could not be converted to Integer"),
-        ("mode=fast", "Invalid value 'fast', expected one of [quick, full]"),
+        ("mode=fast", "Invalid value 'fast', expected one of [quick, full, confirm]"),
         ("tracking.uri=[1]", "Cannot convert 'list' to string: '[1]'"),
         ("force=maybe", "Value 'maybe' is not a valid bool"),
         ("sweep_jobs=two", "Value 'two' of type 'str' could not be converted to Integer"),

@@ -140,4 +140,6 @@ def test_a_runs_table_keeps_mlflows_commit_and_no_other_mlflow_tag():
     frame = pd.DataFrame({"run_id": ["r"], "status": ["FINISHED"], "start_time": ["2026-01-01"],
                           "metrics.n_sv": [1.0], "tags.mlflow.source.git.commit": ["abc"],
                           "tags.mlflow.user": ["me"], "tags.mlflow.note.content": ["a run"]})
-    assert [c for c in tidy(frame).columns if c.startswith("tags.")] == ["tags.mlflow.source.git.commit"]
+    # and the run's phase, ``explore`` for a run logged before runs carried it (issue 48)
+    assert [c for c in tidy(frame).columns if c.startswith("tags.mlflow.")] == ["tags.mlflow.source.git.commit"]
+    assert tidy(frame)["tags.phase"].tolist() == ["explore"]

@@ -97,4 +97,5 @@ def test_the_study_s_data_set_may_come_from_a_module_in_its_config_folder(venv, 
                    "dataset.loader=my_moons.moonz")
     assert missing.returncode == 2 and missing.stderr.strip() == (
         "svmrepro-run: error: dataset.loader='my_moons.moonz' cannot be imported (my_moons has no 'moonz'): "
-        f"expected module.function on the Python path or in a config folder (--config-dir: {study / 'conf'})")
+        "expected a make_*, fetch_*, load_* or read_* function of sklearn.datasets or svmrepro.data, or a function "
+        f"of a module in a config folder (--config-dir: {study / 'conf'})")

@@ -126,11 +126,12 @@ def test_every_mistake_is_reported_not_only_the_first(folder, capsys):
         CASES[case][0](folder)
     assert reproducing.main(MAIN) == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("svmrepro-reproduce: error: ")]
+    # the configs' own mistakes first (a claim's test may only break because of them), then the claims'
     assert [line.split(": ")[2:4] for line in lines] == [
-        [str((folder / CLAIMS_FILE).resolve()), "sv_grow.test.grup"],
         [DATASET_FILE, "_target_"],  # the jobs of the first entry
         [EXPERIMENT_FILE, "sweep.quick[1].algorithm"],
-        [UNCLAIMED_FILE, "report.titel is not a report key; allowed"]], lines
+        [UNCLAIMED_FILE, "report.titel is not a report key; allowed"],
+        [str((folder / CLAIMS_FILE).resolve()), "sv_grow.test.grup"]], lines
 
 
 def test_svmrepro_run_m_stops_before_its_first_job(folder):

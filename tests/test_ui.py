@@ -1,4 +1,4 @@
-"""The MLflow UI: ``make ui`` serves the runner's store, and a server over a store the tests filled
+"""The MLflow UI: ``make ui`` runs ``svmrepro-ui`` on the runner's store, and a server over a store the tests filled
 serves its experiments, runs, metrics and the built outputs (logged by svmrepro-reproduce)."""
 
 import base64
@@ -25,7 +25,7 @@ from svmrepro.report.artifacts import html_page
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
-from svmrepro.store import sqlite_path, tracking_uri
+from svmrepro.store import tracking_uri
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -147,17 +147,14 @@ def _output_files(root) -> dict:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
-def test_make_ui_serves_the_store_and_artifact_root_the_runner_uses_by_default(monkeypatch):
+def test_make_ui_runs_svmrepro_ui_on_the_store_the_runner_uses_by_default(monkeypatch):
+    """svmrepro-ui (tests/test_ui_cli.py) puts its artifacts beside the store and turns MLflow's job runner off."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     printed = subprocess.run(["make", "-n", "ui"], cwd=CHECKOUT, capture_output=True, text=True, check=True)
     command = printed.stdout.replace("\\\n", " ").split()
-    assert command[command.index("--backend-store-uri") + 1] == tracking_uri()
-    artifact_root = sqlite_path(tracking_uri()).parent / "mlartifacts"  # where Store puts a new experiment's
-    assert command[command.index("--default-artifact-root") + 1] == str(artifact_root)
+    assert Path(command[command.index("--tracking-uri") - 1]).name == "svmrepro-ui"
+    assert command[command.index("--tracking-uri") + 1] == tracking_uri()
     assert command[command.index("--host") + 1] == "127.0.0.1"
-    # first, the links to each experiment's runs table (svmrepro.store.ui), of the same store and port
-    assert command[command.index("svmrepro.store.ui") + 1:][:4] == [
-        "--tracking-uri", tracking_uri(), "--url", f"http://127.0.0.1:{command[command.index('--port') + 1]}"]
 
 
 def test_a_rebuild_replaces_the_report_runs_artifacts_and_it_is_no_result(store, built):

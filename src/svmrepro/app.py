@@ -49,9 +49,17 @@ from omegaconf import DictConfig
 
 from svmrepro import settings, signals
 from svmrepro.completion import as_ours
-from svmrepro.compose import check_config_files, config_groups
-from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, check_writable, config_dir_option
+from svmrepro.compose import check_config_folders, config_groups
+from svmrepro.locations import (
+    CONF_DIR,
+    CONFIG_DIRS_ENV,
+    check_writable,
+    config_dir_option,
+    config_dirs_value,
+    user_config_dirs,
+)
 from svmrepro.errors import SvmReproError, error_line
+from svmrepro.options import unknown_options
 from svmrepro.redact import redact
 from svmrepro.signals import MAIN_PID_ENV
 from svmrepro.sweep import SWEEPER_TARGET, progress
@@ -220,13 +228,17 @@ def main() -> None:
     the shell completion of bash and zsh (``-sc install=bash``)."""
     signals.install()
     try:
-        if folder := config_dir_option(sys.argv[1:]):
-            check_config_files(folder)
+        folder = config_dir_option(sys.argv[1:])
+        check_config_folders([folder] if folder else [])
+        if folder:
             # its files named in the checks' lines (svmrepro.preflight), as under svmrepro-reproduce --config-dir
-            os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(filter(None, (os.environ.get(CONFIG_DIRS_ENV),
-                                                                         str(folder.resolve()))))
+            os.environ[CONFIG_DIRS_ENV] = config_dirs_value([*user_config_dirs(), folder])
     except SvmReproError as exc:
         print(f"svmrepro-run: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    # a misspelled option is the cause of whatever else would fail: one line each, before Hydra composes
+    if unknown := unknown_options(sys.argv[1:], config_groups()):
+        print(*(f"svmrepro-run: error: {line}" for line in unknown), sep="\n", file=sys.stderr)
         sys.exit(2)
     os.environ[MAIN_PID_ENV] = str(os.getpid())
     try:

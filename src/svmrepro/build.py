@@ -22,9 +22,12 @@ from svmrepro.data.base import DatasetSource
 from svmrepro.data.function import source_class
 from svmrepro.errors import ConfigError, SvmReproError, first_line
 
+
 @dataclass
 class RunParts:
-    source: DatasetSource
+    #: None while configs are only read (a listing, a check) and the data set's class is a config folder's own
+    #: (:func:`~svmrepro.data.function.source_class`): only a run imports it
+    source: DatasetSource | None
     #: the configured estimator, wrapped in the model search when ``selection`` is set
     estimator: Any
 
@@ -103,17 +106,22 @@ def _check_grid(estimator, param_grid) -> None:
         check_estimator_params(candidate, "selection.param_grid")
 
 
-def _check_dataset_types(node: DictConfig) -> None:
-    """The dataset's values against its fields' types, before its constructor compares them."""
-    source_class(node.get("_target_")).check_types(OmegaConf.to_container(node, resolve=True))
+def build_source(node: DictConfig) -> DatasetSource | None:
+    """The data set, its values checked against its fields' types before its constructor compares them; None
+    when its class is a config folder's own and configs are only read (:attr:`RunParts.source`)."""
+    cls = source_class(node.get("_target_"))
+    if cls is None:
+        return None
+    cls.check_types(OmegaConf.to_container(node, resolve=True))
+    source = _instantiate(node, "dataset")
+    if not isinstance(source, DatasetSource):
+        raise ConfigError(f"dataset: {type(source).__name__} is not a svmrepro DatasetSource")
+    return source
 
 
 def build(cfg: DictConfig) -> RunParts:
     settings.check(cfg)
-    _check_dataset_types(cfg.dataset)
-    source = _instantiate(cfg.dataset, "dataset")
-    if not isinstance(source, DatasetSource):
-        raise ConfigError(f"dataset: {type(source).__name__} is not a svmrepro DatasetSource")
+    source = build_source(cfg.dataset)
     estimator = _instantiate(cfg.algorithm, "algorithm")
     params = estimator.get_params(deep=False)
     if "random_state" in params and params["random_state"] is None:

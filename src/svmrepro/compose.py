@@ -5,32 +5,55 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import re
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
 import yaml
 from hydra import compose, initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from svmrepro import settings
 from svmrepro.errors import ConfigError, SvmReproError
-from svmrepro.locations import CONF_DIR, CONFIG_DIRS_ENV, config_dirs, user_config_dirs
+from svmrepro.locations import (
+    CONF_DIR,
+    CONFIG_DIRS_ENV,
+    config_dirs,
+    config_dirs_value,
+    user_config_dirs,
+)
 
 
 def searchpath_override() -> list[str]:
-    """``hydra.searchpath=[file://...]`` for the user's config folders (none: no override)."""
+    """``hydra.searchpath=['file://...']`` for the user's config folders (none: no override), each folder
+    :func:`quoted`: a comma, a quote, brackets, ``#`` or ``=`` in its path is read as part of it."""
     dirs = user_config_dirs()
-    return [f"hydra.searchpath=[{','.join(f'file://{d}' for d in dirs)}]"] if dirs else []
+    return [f"hydra.searchpath=[{','.join(quoted(f'file://{d}') for d in dirs)}]"] if dirs else []
 
 
-def check_config_files(folder: Path) -> None:
-    """Every YAML file of a user's config folder parses, read as Hydra reads it (OmegaConf), checked
-    before Hydra composes (where a malformed file ends in a traceback): one line naming the file,
-    the place and the problem."""
+def quoted(value: str) -> str:
+    """``value`` as a quoted Hydra override value that parses back to itself (ValueError if none does)."""
+    # Hydra's quoted value: a run of backslashes is literal unless a quote (or the closing quote) follows it
+    body = re.sub(r"(\\*)('|$)", lambda m: m.group(1) * 2 + ("\\'" if m.group(2) else ""), value)
+    text = "'" + body.replace("${", "\\${") + "'"
+    parsed = OverridesParser.create().parse_override(f"key={text}").value()
+    if parsed != value:
+        raise ValueError(f"{value!r} cannot be written as a Hydra override value")
+    return text
+
+
+def check_config_files(folder: Path, parse: bool = True) -> None:
+    """Every YAML file of a config folder is UTF-8 and (``parse``) parses, read as Hydra reads it (OmegaConf),
+    checked before Hydra composes (where either ends in a traceback): one line naming the file, the place and
+    the problem."""
     for path in sorted(folder.rglob("*.yaml")):
+        check_utf8(path)
+        if not parse:
+            continue
         try:
             OmegaConf.load(path)
         except yaml.YAMLError as exc:
@@ -40,16 +63,46 @@ def check_config_files(folder: Path) -> None:
                               f"{getattr(exc, 'problem', None) or exc}") from None
 
 
+def check_utf8(path: Path) -> None:
+    """``path`` reads as UTF-8, the encoding Hydra and OmegaConf read a config file in; else one line naming
+    the file and the byte offset (from 0) of the first byte that is not, rather than a UnicodeDecodeError."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"config file {path} cannot be read: {exc.strerror or exc}") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"config file {path} is not valid UTF-8 at byte offset {exc.start} (line {line}): "
+                          f"byte 0x{data[exc.start]:02x}, {exc.reason}; save it as UTF-8") from None
+
+
+def check_config_folders(user_dirs: Iterable[Path] = ()) -> None:
+    """Before Hydra reads a config: svmrepro's own config files are UTF-8 (read in milliseconds; parsing its
+    hundred files would add a second to every command, and the tests parse them), and each of the user's
+    folders passes :func:`check_config_files` whole."""
+    check_config_files(CONF_DIR, parse=False)
+    for folder in user_dirs:
+        check_config_files(folder)
+
+
 def use_config_dirs(dirs: list[Path]) -> None:
     """The user's config folders (``--config-dir`` of svmrepro-reproduce and svmrepro-data), for this process's
-    compositions and (as ``hydra.searchpath``) its sweeps."""
+    compositions and (as ``hydra.searchpath``) its sweeps; svmrepro's own and theirs checked first
+    (:func:`check_config_folders`)."""
     for folder in dirs:
         if not (folder / "experiment").is_dir() and not (folder / "dataset").is_dir():
             raise SvmReproError(f"--config-dir {folder}: expected a folder with experiment/<paper>/<id>.yaml "
                                 "or dataset/<name>.yaml files")
-        check_config_files(folder)
+        try:  # Hydra's search path names it (searchpath_override)
+            quoted(f"file://{folder.resolve()}")
+        except ValueError:
+            raise SvmReproError(f"--config-dir {folder}: a '${{' in its path is an interpolation to Hydra, which has "
+                                "no way to write it in an override: rename the folder") from None
+    check_config_folders(dirs)
     if dirs:
-        os.environ[CONFIG_DIRS_ENV] = os.pathsep.join(str(folder.resolve()) for folder in dirs)
+        os.environ[CONFIG_DIRS_ENV] = config_dirs_value(dirs)
 
 
 #: this process's compositions, by (overrides, digest of the config files' contents): a config is composed by

@@ -12,15 +12,17 @@ A user's own configs (an experiment of theirs, a data set) live in a folder of t
 the search path: ``svmrepro-run --config-dir DIR`` (Hydra's option) or ``svmrepro-reproduce
 --config-dir DIR``; their options then sit beside the package's, without touching the package. Their
 paper's numbers and claims (``experiments/<paper>/``) are read from the current folder, ``DIR`` or the
-folder that holds ``DIR`` (:func:`data_file`); their loader modules are imported from ``DIR``
-(:func:`svmrepro.data.function.locate`).
+folder that holds ``DIR`` (:func:`data_file`); their loader modules are imported from ``DIR`` by a run
+(:func:`svmrepro.data.function.locate`), and only read by a listing or a check (:mod:`svmrepro.data.user_code`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
+from collections.abc import Iterable
 from importlib.resources import files
 from pathlib import Path
 
@@ -34,7 +36,17 @@ CONFIG_DIRS_ENV = "SVMREPRO_CONFIG_DIRS"
 
 
 def user_config_dirs() -> list[Path]:
-    return [Path(p).resolve() for p in os.environ.get(CONFIG_DIRS_ENV, "").split(os.pathsep) if p]
+    """The user's config folders, from ``$SVMREPRO_CONFIG_DIRS`` as :func:`config_dirs_value` writes it (a
+    value set by hand: one folder, or several separated by ``os.pathsep``)."""
+    value = os.environ.get(CONFIG_DIRS_ENV, "")
+    paths = json.loads(value) if value.startswith("[") else value.split(os.pathsep)
+    return [Path(p).resolve() for p in paths if p]
+
+
+def config_dirs_value(dirs: Iterable[Path]) -> str:
+    """``$SVMREPRO_CONFIG_DIRS`` for ``dirs``: a JSON list, so that a folder's path may hold any character a
+    file system allows (``os.pathsep`` too)."""
+    return json.dumps([str(Path(folder).resolve()) for folder in dirs])
 
 
 def config_dir_option(arguments: list[str]) -> Path | None:

@@ -8,7 +8,8 @@ file and the key.
   top): that its config composes (an option of a config group that does not exist, a key its config
   lacks, a value of the wrong type), and that its data set, estimator, model search and analyses can be
   built (:func:`svmrepro.build.build`: every ``_target_`` imports, every constructor accepts its values),
-  without reading data or fitting;
+  without reading data or fitting, and without running a config folder's module: its functions and classes
+  are looked up in its source (:mod:`svmrepro.data.user_code`), and only a run imports it;
 - the report spec of each experiment (:func:`svmrepro.report.spec.spec_from_config`): that the
   experiments it includes exist, and (``svmrepro-reproduce``) that its ``x`` and ``group`` are columns its
   runs can have (:func:`svmrepro.report.claims.check.produced`);
@@ -47,10 +48,10 @@ from svmrepro import settings
 from svmrepro.analyses import build_analyses
 from svmrepro.build import build
 from svmrepro.compose import experiments
+from svmrepro.data.user_code import configs_only
 from svmrepro.errors import ConfigError, SvmReproError, composition_line, error_line, first_line
 from svmrepro.locations import config_file
-from svmrepro.report.claims.check import check_paper, produced
-from svmrepro.report.claims.schema import claims_path
+from svmrepro.report.claims.check import check_paper, claims_file, produced
 from svmrepro.report.spec import ReportSpec, experiment_file, spec_from_config
 from svmrepro.sweep.jobs import JobComposer, is_group, mode_sweep, sweep_grids, sweep_jobs
 
@@ -161,9 +162,11 @@ def _built(cfg: DictConfig) -> str:
 
 
 def _build_error(cfg: DictConfig) -> BaseException | None:
+    """What stops ``cfg`` from being built, reading configs only: a config folder's module is read, not run."""
     try:
-        build(cfg)
-        build_analyses(cfg.get("analysis"))
+        with configs_only():
+            build(cfg)
+            build_analyses(cfg.get("analysis"))
     except Exception as exc:  # noqa: BLE001  (whatever stops a build is the config's problem, in one line)
         return exc
     return None
@@ -291,9 +294,9 @@ def claims_problems(papers: Iterable[str], runs_dirs: Sequence[Path] = ()) -> tu
     problem of each paper's claims file that has one."""
     count, problems, known = 0, [], {}
     for paper in papers:
-        if not claims_path(paper).is_file():
-            continue
         try:
+            if claims_file(paper) is None:
+                continue
             count += check_paper(paper, runs_dirs, known)
         except (SvmReproError, HydraException) as exc:
             problems.append(first_line(exc))

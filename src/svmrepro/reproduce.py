@@ -62,16 +62,18 @@ import pandas as pd
 import yaml
 
 from hydra.errors import HydraException
-from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from svmrepro import settings
+from svmrepro.build import build_source
 from svmrepro.code_digest import code_digest, made_by
+from svmrepro.data.user_code import configs_only
 from svmrepro.compose import (
-    compose_config, composition_cache, experiments, papers, searchpath_override, use_config_dirs,
+    compose_config, composition_cache, config_groups, experiments, papers, searchpath_override, use_config_dirs,
 )
 from svmrepro.locations import CONF_DIR, PLANS_DIR, check_writable, user_config_dirs
 from svmrepro.environment import git_source
+from svmrepro.options import unknown_options
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import SHARED, jobs_at_once, machine_slot
 from svmrepro.identity import config_hash
@@ -197,7 +199,10 @@ def missing_data(experiment: str, mode: str) -> str | None:
         if key in seen:
             continue
         seen.add(key)
-        source = instantiate(node)
+        with configs_only():  # a config folder's module is read, never run, by the reproducing process
+            source = build_source(node)
+        if source is None:  # a config folder's own class: its run fetches what it needs
+            continue
         try:
             for remote in getattr(source, "remote_files", list)():
                 remote.fetch()
@@ -208,7 +213,7 @@ def missing_data(experiment: str, mode: str) -> str | None:
 
 def runnable(experiment: str, plan: Plan, args: argparse.Namespace) -> bool:
     """Whether the experiment's data can be had; if not, its output is a page saying why."""
-    reason = None if args.from_csv else missing_data(experiment, plan.mode)
+    reason = None if (args.from_csv or args.no_run) else missing_data(experiment, plan.mode)
     if reason:
         spec = spec_of(experiment, plan.mode)
         path = write_not_run(spec, plan.results_dir / spec.paper_id, reason)
@@ -572,12 +577,16 @@ def selected_experiments(args: argparse.Namespace) -> list[str]:
 def mistakes(chosen: list[str], plan: Plan, args: argparse.Namespace) -> list[str]:
     """Before the first sweep (:mod:`svmrepro.preflight`): every claim the scoreboard will judge, the
     report spec of each output, and every job of the sweeps that will run; one line per problem."""
-    count, problems = claims_problems(scope(args), runs_dirs(plan))
-    if not problems:
+    # the cause first: an option no config folder has (a typo) before the sweeps and claims it breaks
+    options = unknown_options(args.override, config_groups())
+    if options:
+        return [f"--override {line}" for line in options]
+    problems = reproduction_problems(chosen, plan.mode, sweep_overrides(args.override), runs_dirs=runs_dirs(plan),
+                                     jobs=not (args.from_csv or args.no_run), included=not args.from_csv)
+    count, claims = claims_problems(scope(args), runs_dirs(plan))
+    if not claims:
         log.info("claims: %d checked against what their outputs' sweeps produce", count)
-    problems += reproduction_problems(chosen, plan.mode, sweep_overrides(args.override), runs_dirs=runs_dirs(plan),
-                                      jobs=not (args.from_csv or args.no_run), included=not args.from_csv)
-    return list(dict.fromkeys(problems))  # a report spec's problem is the claims check's too
+    return list(dict.fromkeys(problems + claims))  # a report spec's problem is the claims check's too
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ from svmrepro.data import base
 from svmrepro.data.base import Dataset, array_sha256, check_memory, check_rows
 from svmrepro.data.covtype import CovType
 from svmrepro.data.gaussian_clouds import GaussianClouds
+from svmrepro.data.memory import MemoryLimit
 from svmrepro.data.waveform import Waveform
 from svmrepro.errors import ConfigError
 
@@ -87,7 +88,8 @@ def test_check_rows_names_the_largest_key_its_room_and_the_count():
 
 
 def test_check_memory_counts_rows_against_half_the_memory(monkeypatch):
-    monkeypatch.setattr(base, "physical_memory", lambda: 2**30)  # 1 GiB: 2**29 bytes of float64 rows
+    # 1 GiB: 2**29 bytes of float64 rows
+    monkeypatch.setattr(base, "memory_limit", lambda: MemoryLimit(2**30, "this machine's 1.0 GiB of memory"))
     rows = 2**29 // (8 * 4)
     check_memory("toy", {"n_train": rows - 10, "n_test": 10}, values_per_row=4)
     with pytest.raises(ConfigError) as err:
@@ -96,7 +98,7 @@ def test_check_memory_counts_rows_against_half_the_memory(monkeypatch):
         f"dataset.n_train={rows} is invalid: expected at most {rows - 10} with n_test=10: "
         f"toy fits {rows} rows of 4 values in half of this machine's 1.0 GiB of memory"
     )
-    monkeypatch.setattr(base, "physical_memory", lambda: None)  # unknown: no limit stated
+    monkeypatch.setattr(base, "memory_limit", lambda: None)  # unknown: no limit stated
     check_memory("toy", {"n_train": 10**15}, values_per_row=4)
 
 

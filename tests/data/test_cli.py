@@ -53,7 +53,7 @@ def test_list_keeps_going_past_a_broken_config(conf_dir, capsys):
     (conf_dir / "good.yaml").write_text("_target_: svmrepro.data.toy2d.Toy2d\n")
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "error: dataset.n_train=0 is invalid" in out
+    assert f"error: {conf_dir / 'bad.yaml'}: dataset.n_train=0 is invalid" in out
     assert "good" in out and "generated" in out
 
 

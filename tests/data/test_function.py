@@ -123,7 +123,8 @@ def test_list_shows_a_function_data_set_of_a_config_folder(tmp_path, capsys, mon
     assert cli.main(["list", "--config-dir", str(tmp_path)]) == 0
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
     assert rows["moons"].split()[1:] == ["sklearn.datasets.make_moons", "n_train=100", "n_test=80", "n_val=0", "yes"]
-    assert "error: dataset._target_=sklearn.datasets.make_moons is not a svmrepro DatasetSource" in rows["plain"]
+    assert (f"error: {tmp_path / 'dataset' / 'plain.yaml'}: dataset._target_=sklearn.datasets.make_moons is not a "
+            "svmrepro DatasetSource") in rows["plain"]
 
 
 def test_a_source_class_of_the_config_folder_is_found_without_pythonpath(tmp_path, monkeypatch):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -24,6 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from svmrepro.data.memory import memory_limit
 from svmrepro.errors import ConfigError
 
 CLASSIFICATION = "classification"
@@ -166,29 +166,19 @@ def check_rows(sizes: Mapping[str, int], available: int, why: str) -> None:
         raise ConfigError(f"dataset.{key}={sizes[key]} is invalid: expected at most {room}{beside}: {why}")
 
 
-def physical_memory() -> int | None:
-    """Bytes of memory of this machine; None where ``sysconf`` cannot tell (Windows)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
 def check_memory(dataset: str, sizes: Mapping[str, int], values_per_row: int, rows_per_unit: int = 1) -> None:
     """:func:`check_rows` of a generated data set: its float64 rows of ``values_per_row`` values
-    (label included) must fit in half of this machine's memory, since its draws need about twice
-    the arrays; beyond that it would die allocating them. ``rows_per_unit``: rows per unit of the
-    size keys (2 for sizes per class of two classes)."""
-    memory = physical_memory()
-    if memory is None:
+    (label included) must fit in half of the memory this process may use (:func:`memory_limit`: the
+    machine's, its cgroup's limit or what its RLIMIT_AS leaves, the smallest), since its draws need
+    about twice the arrays; beyond that it would die allocating them. ``rows_per_unit``: rows per
+    unit of the size keys (2 for sizes per class of two classes)."""
+    limit = memory_limit()
+    if limit is None:
         return
-    available = memory // 2 // (8 * values_per_row * rows_per_unit)
+    available = limit.bytes // 2 // (8 * values_per_row * rows_per_unit)
     unit = " per class" if rows_per_unit > 1 else ""
-    check_rows(
-        sizes, available,
-        f"{dataset} fits {available} rows{unit} of {values_per_row} values in half of this machine's "
-        f"{memory / 2**30:.1f} GiB of memory",
-    )
+    check_rows(sizes, available, f"{dataset} fits {available} rows{unit} of {values_per_row} values in half of "
+                                 f"{limit.what}")
 
 
 def rng_for(seed: int, stream: str) -> np.random.Generator:

@@ -6,6 +6,9 @@ file. A source that has ``remote_files()`` (returning :class:`~svmrepro.data.fil
 is listed with its URLs and whether every file is on disk; a data set from configuration (a
 :class:`~svmrepro.data.split.SplitSource`) with its function, OpenML page or file; one that only has
 non-empty ``source_checksums()`` reads files we cannot locate; anything else is generated.
+
+``list`` reads configs only: a module of a config folder (a ``loader:``, a ``_target_``) is read from its
+source and never imported (:mod:`svmrepro.data.user_code`); ``fetch`` loads the data, as a run does.
 """
 
 from __future__ import annotations
@@ -26,18 +29,22 @@ from svmrepro.compose import use_config_dirs
 from svmrepro.data.base import DatasetSource
 from svmrepro.data.function import source_class
 from svmrepro.data.split import SplitSource
-from svmrepro.locations import config_dirs
+from svmrepro.data.user_code import configs_only
 from svmrepro.errors import SvmReproError
+from svmrepro.locations import config_dirs
+
 
 def dataset_configs() -> dict[str, Path]:
     """The ``dataset`` options by name: the package's, and those of the user's config folders."""
     return {path.stem: path for root in config_dirs() for path in sorted((root / "dataset").glob("*.yaml"))}
 
 
-def build(path: Path) -> DatasetSource:
-    """Instantiate one dataset config; an error of ours surfaces as itself, not Hydra's wrapper."""
+def build(path: Path) -> DatasetSource | None:
+    """Instantiate one dataset config; an error of ours surfaces as itself, not Hydra's wrapper. None when its
+    class is a config folder's own and configs are only read (:func:`source_class`)."""
     node = OmegaConf.load(path)
-    source_class(node.get("_target_"))  # a plain function is refused before it is called
+    if source_class(node.get("_target_")) is None:  # a plain function is refused before it is called
+        return None
     try:
         return instantiate(node)
     except InstantiationException as exc:
@@ -74,14 +81,23 @@ def file_locations(source: DatasetSource) -> list[str]:
     return [f"{name} (under the data home or shared/data)" for name in source.source_checksums()]
 
 
+def unbuilt(path: Path) -> tuple[str, str, str]:
+    """(source, size, offline) of a data set whose class is a config folder's own, from its config alone."""
+    node = OmegaConf.to_container(OmegaConf.load(path))
+    size = " ".join(f"{key}={value}" for key, value in node.items() if key.startswith("n_"))
+    return f"{node['_target_']} (config folder: built by a run)", size, "unknown"
+
+
 def cmd_list() -> int:
     rows = [("name", "source", "size", "offline")]
     for name, path in dataset_configs().items():
         try:
-            rows.append((name, *describe(build(path))))
-        except Exception as exc:  # one broken config must not hide the others
+            with configs_only():
+                source = build(path)
+                rows.append((name, *(describe(source) if source is not None else unbuilt(path))))
+        except Exception as exc:  # noqa: BLE001  (one broken config must not hide the others)
             first_line = str(exc).partition("\n")[0]
-            rows.append((name, f"error: {first_line}", "", ""))
+            rows.append((name, f"error: {path}: {first_line}", "", ""))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3])

@@ -14,20 +14,27 @@ run's seed, so each seed draws a new sample of a generator; given one, every see
 rows. A function that takes ``data_home`` and is not given one gets ``$SVMREPRO_DATA/sklearn``, so a
 fetcher's downloads land in svmrepro's data home. A ``Bunch`` gives its ``data`` and ``target``.
 
-A module of one's own is found in the user's config folders (``--config-dir``) as well as on the
-Python path: ``loader: my_loaders.two_spirals`` reads ``<config folder>/my_loaders.py``. Constructing
-the source imports the module and checks the function and its arguments against its signature, so
-a typo fails in one line before any data is drawn. The fingerprint holds the dotted path and the
-arguments (and the split sizes); the loaded arrays' own fingerprint holds their bytes.
+``loader:`` names a function that returns data, and nothing else: a ``make_*``, ``fetch_*``, ``load_*`` or
+``read_*`` function of ``sklearn.datasets`` or of svmrepro's data modules (``svmrepro.data``), or a function of
+a module of the user's own in their config folders (``--config-dir``): ``loader: my_loaders.two_spirals``
+reads ``<config folder>/my_loaders.py``. Any other (``os.system``, ``builtins.exec``, ``subprocess.run``, a
+module of the environment that shares a config folder module's name) is refused in one line before anything
+is imported or called (:func:`loader_module`). Constructing the source checks the function and its arguments
+against its signature, so a typo fails in one line before any data is drawn: a run imports the module for
+that; a listing or a check (:func:`~svmrepro.data.user_code.configs_only`) reads a config folder's module
+from its source instead, and none of its code runs. The fingerprint holds the dotted path and the arguments
+(and the split sizes); the loaded arrays' own fingerprint holds their bytes.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -35,6 +42,7 @@ from omegaconf import DictConfig, OmegaConf
 from svmrepro.data.base import DatasetSource, check_param, check_rows, rng_for
 from svmrepro.data.files import data_home
 from svmrepro.data.split import SplitSource
+from svmrepro.data.user_code import declared, folder_module, reading_configs
 from svmrepro.errors import ConfigError, error_line, first_line
 from svmrepro.locations import user_config_dirs
 
@@ -43,19 +51,63 @@ FORM = ("_target_: svmrepro.data.function.FromFunction, loader: <module.function
         "arguments: {<its keyword arguments>}, n_train: ..., n_test: ...")
 
 
-def locate(dotted: str, owner: str = "dataset.loader") -> Callable:
-    """The function a dotted path names, imported from the Python path or the user's config folders;
-    one line naming ``owner``, the path and what went wrong otherwise."""
-    for folder in user_config_dirs():  # appended: a module of the environment keeps its name
-        if str(folder) not in sys.path:
-            sys.path.append(str(folder))
-    importlib.invalidate_caches()  # a module written after the first import of this process
+#: the modules (and their submodules) whose data functions a loader may name, and those functions' names
+DATA_MODULES = ("sklearn.datasets", "svmrepro.data")
+DATA_FUNCTIONS = ("make_", "fetch_", "load_", "read_")
+
+
+def allowed() -> str:
+    """What ``loader:`` may name, in words."""
+    folders = ", ".join(map(str, user_config_dirs())) or "none given"
+    names = ", ".join(f"{prefix}*" for prefix in DATA_FUNCTIONS[:-1]) + f" or {DATA_FUNCTIONS[-1]}*"
+    return (f"a {names} function of {' or '.join(DATA_MODULES)}, or a function of a module in a config folder "
+            f"(--config-dir: {folders})")
+
+
+def loader_module(dotted: str, owner: str = "dataset.loader") -> Path | None:
+    """Whether ``loader: <dotted>`` may be called, decided from its name and the files alone (nothing is imported
+    or run): None for a data function of :data:`DATA_MODULES`, the module's file for a config folder's own; one
+    line naming ``owner``, the loader and what is allowed for anything else."""
+    module, _, name = str(dotted).rpartition(".")
+    if any(module == base or module.startswith(f"{base}.") for base in DATA_MODULES):
+        if name.startswith(DATA_FUNCTIONS):
+            return None
+        raise ConfigError(f"{owner}={dotted!r} is not allowed: {name!r} is not a data function; expected {allowed()}")
+    origin = folder_module(module) if module else None
+    if origin is not None:
+        return origin
+    if module and _exists(module):
+        raise ConfigError(f"{owner}={dotted!r} is not allowed: {module} is neither a data module nor a config "
+                          f"folder's; expected {allowed()}")
+    why = f"No module named {module!r}" if module else "no module"
+    raise ConfigError(f"{owner}={dotted!r} cannot be imported ({why}): expected {allowed()}")
+
+
+def _exists(module: str) -> bool:
+    """Whether the environment (not a config folder) has ``module``'s top-level package, looked up, not imported."""
+    top = module.partition(".")[0]
+    try:
+        return importlib.util.find_spec(top) is not None and folder_module(top) is None
+    except (ImportError, ValueError):
+        return True  # imported already, without a spec: the environment's
+
+
+def locate(dotted: str, owner: str = "dataset.loader", expected: str | None = None) -> Callable:
+    """The function or class a dotted path names, imported (its module's top-level code runs) from the Python path
+    or, in a run, the user's config folders; one line naming ``owner``, the path, what went wrong and
+    ``expected`` (default: a module.function) otherwise."""
+    if not reading_configs():  # a listing or a check imports no config folder's module
+        for folder in user_config_dirs():  # appended: a module of the environment keeps its name
+            if str(folder) not in sys.path:
+                sys.path.append(str(folder))
+        importlib.invalidate_caches()  # a module written after the first import of this process
     module, _, name = str(dotted).rpartition(".")
     folders = ", ".join(map(str, user_config_dirs())) or "none given"
-    expected = f"expected module.function on the Python path or in a config folder (--config-dir: {folders})"
+    expected = "expected " + (expected or f"module.function on the Python path or in a config folder "
+                                          f"(--config-dir: {folders})")
     try:
         found = getattr(importlib.import_module(module), name, None) if module else None
-    except Exception as exc:  # the module's own code may raise anything while it is imported
+    except Exception as exc:  # noqa: BLE001  (the module's own code may raise anything while it is imported)
         why = first_line(exc) if isinstance(exc, ImportError) else error_line(exc)
         raise ConfigError(f"{owner}={dotted!r} cannot be imported ({why}): {expected}") from None
     if found is None:
@@ -65,15 +117,34 @@ def locate(dotted: str, owner: str = "dataset.loader") -> Callable:
     return found
 
 
-def source_class(target: str) -> type[DatasetSource]:
+def source_class(target: str) -> type[DatasetSource] | None:
     """The class ``dataset._target_`` names, found as :func:`locate` finds a loader (a class of one's
     own in a config folder too); a function (``sklearn.datasets.make_moons``) or anything else but a
-    data set is refused in one line showing the form to use, before it is called."""
+    data set is refused in one line showing the form to use, before it is called. None while configs are only
+    read and the class is a config folder's own: it exists (:func:`~svmrepro.data.user_code.declared`), and
+    the run imports it."""
+    module = str(target).rpartition(".")[0]
+    origin = folder_module(module) if module and reading_configs() else None
+    if origin is not None:
+        _declared(origin, target, "dataset._target_", f"a svmrepro DatasetSource class in {origin}")
+        return None
     found = locate(target, "dataset._target_")
     if not (isinstance(found, type) and issubclass(found, DatasetSource)):
         raise ConfigError(f"dataset._target_={target} is not a svmrepro DatasetSource: a function returning (X, y) "
                           f"is a data set as {FORM}")
     return found
+
+
+def _declared(origin: Path, dotted: str, owner: str, expected: str) -> set[str] | None:
+    """:func:`~svmrepro.data.user_code.declared` of a config folder's module, its problems in one line."""
+    module, _, name = dotted.rpartition(".")
+    try:
+        found, arguments = declared(origin, name)
+    except (SyntaxError, ValueError, OSError) as exc:
+        raise ConfigError(f"{owner}={dotted!r} cannot be imported ({error_line(exc)}): {origin}") from None
+    if not found:
+        raise ConfigError(f"{owner}={dotted!r} cannot be imported ({module} has no {name!r}): expected {expected}")
+    return arguments
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,8 +159,7 @@ class FromFunction(SplitSource):
         check_param("dataset", "arguments", self.arguments, isinstance(self.arguments, Mapping),
                     "a mapping of the function's keyword arguments")
         object.__setattr__(self, "arguments", _plain(self.arguments))  # a DictConfig from Hydra: hashed as a dict
-        function = locate(self.loader)
-        accepted = _parameters(function)
+        accepted = self._accepted()
         for key in sorted(set(self.arguments) - (accepted or set(self.arguments))):
             check_param("dataset", f"arguments.{key}", self.arguments[key], False,
                         f"a keyword argument of {self.loader}: {', '.join(sorted(accepted))}")
@@ -108,10 +178,19 @@ class FromFunction(SplitSource):
         return str(data_home() / "sklearn") if self._fetches() else None
 
     def _fetches(self) -> bool:
-        return "data_home" in (_parameters(locate(self.loader)) or ())
+        return "data_home" in (self._accepted() or ())
+
+    def _accepted(self) -> set[str] | None:
+        """The loader's keyword arguments (None: any), once :func:`loader_module` allows it: a config folder's
+        module read from its source while configs are only read, imported otherwise."""
+        origin = loader_module(self.loader)
+        if origin is not None and reading_configs():
+            return _declared(origin, self.loader, "dataset.loader", allowed())
+        return _parameters(locate(self.loader, expected=allowed()))
 
     def table(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        function = locate(self.loader)
+        loader_module(self.loader)  # checked again before the call, whoever built the source
+        function = locate(self.loader, expected=allowed())
         accepted = _parameters(function) or set()
         given = dict(self.arguments)
         if "random_state" in accepted and "random_state" not in given:

@@ -8,7 +8,7 @@
 - :mod:`.sweep_run`: a sweep's parent run (:class:`PrepareStore`, a Hydra callback);
 - :mod:`.processes`: which process runs a run, and whether it has ended;
 - :mod:`.names`: tag names and metric names as MLflow shows them;
-- :mod:`.ui`: the links ``make ui`` prints, on each experiment's runs table.
+- :mod:`.ui`: what ``svmrepro-ui`` serves and prints: MLflow's UI, a link to each experiment's runs table.
 
 MLflow itself is imported with :mod:`.client` (seconds), when :class:`Store` is first asked for: a Hydra
 callback of this package is made at every ``svmrepro-run``, and a bad value is one line before MLflow loads.

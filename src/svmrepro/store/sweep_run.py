@@ -22,12 +22,16 @@ from svmrepro.environment import git_source
 from svmrepro.errors import error_line
 from svmrepro.redact import redact
 from svmrepro.store.location import TrackingError, experiment_description, experiment_name
-from svmrepro.store.names import ERROR_MESSAGE_TAG, KIND_TAG, NOTE_TAG, SWEEP_KIND, as_text, source_tags
+from svmrepro.store.names import (
+    ERROR_MESSAGE_TAG, KIND_TAG, NOTE_TAG, PARENT_RUN_TAG, SWEEP_KIND, as_text, source_tags,
+)
 from svmrepro.store.processes import process_tags
 from svmrepro.sweep import failures, progress
 from svmrepro.sweep.jobs import mode_sweep
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from svmrepro.store.client import Store
 
 log = logging.getLogger(__name__)
@@ -40,6 +44,26 @@ FAILED_JOBS_TAG = "jobs.failed"
 SUMMARY_FILE = "sweep_summary.json"
 #: where an optimizing sweeper (Hydra's Optuna sweeper) leaves its best trial, in the sweep's folder
 OPTIMIZATION_RESULTS = "optimization_results.yaml"
+#: the metrics of its runs a sweep's parent run sums up as it ends (:func:`summary_metrics`): its row
+#: of the runs table in svmrepro-ui's view, and a chart section of the UI ("mean")
+SUMMARY_METRICS = ("test_error", "test_mse", "n_sv", "fit_time_s")
+
+
+def summary_name(metric: str) -> str:
+    """The parent run's metric that sums ``metric`` up (``mean/test_error``): a name of its own, so that
+    no search of results (``metrics.test_error < 0.1``) and no chart of a metric takes the sweep for a run."""
+    return f"mean/{metric}"
+
+
+def summary_metrics(runs: pd.DataFrame) -> dict[str, float]:
+    """The mean of each of :data:`SUMMARY_METRICS` over ``runs`` (a runs frame: ``metrics.<name>``
+    columns), by :func:`summary_name`; a run without the metric is left out, a metric no run has too."""
+    found = {}
+    for metric in SUMMARY_METRICS:
+        values = runs[f"metrics.{metric}"].dropna() if f"metrics.{metric}" in runs else ()
+        if len(values):
+            found[summary_name(metric)] = float(values.mean())
+    return found
 
 
 def failed_job_lines(sweep_dir: Path) -> list[str]:
@@ -133,8 +157,9 @@ class PrepareStore(Callback):
     ``<hydra.sweep.dir>/mlflow_sweep_run.json``, which every job reads, whatever launcher runs it
     (a folder the jobs share already: Hydra writes their outputs there). Its params are what the
     sweep runs (:func:`sweep_params`); each job adds its count of jobs ended (:func:`log_progress`);
-    at its end it holds the counts of jobs and runs, an optimizing sweeper's best trial
-    (:func:`best_trial`) and :data:`SUMMARY_FILE`. A sweep whose jobs were all skipped made no run
+    at its end it holds the counts of jobs and runs, the mean of each key metric over the runs it made
+    that FINISHED (:func:`summary_metrics`), an optimizing sweeper's best trial (:func:`best_trial`) and
+    :data:`SUMMARY_FILE`. A sweep whose jobs were all skipped made no run
     (their runs are under the sweeps that made them), nor did one the checks before compute stopped
     (:mod:`svmrepro.preflight`): its parent run is deleted at its end, so an invocation that ran nothing
     adds none. It ends FINISHED when the sweep does, FAILED or KILLED
@@ -196,14 +221,16 @@ class PrepareStore(Callback):
                 status = "FINISHED"
             jobs = job_counts(sweep_dir, counts, len(failed_jobs))
             best_params, best_metrics = best_trial(sweep_dir)
+            finished = f"tags.`{PARENT_RUN_TAG}` = '{run_id}' and attributes.status = 'FINISHED'"
+            means = summary_metrics(store.runs_frame(store.experiments()[experiment_id], finished))
             store.set_tags(run_id, {f"runs.{s.lower()}": str(n) for s, n in counts.items()})
             store.log_params(run_id, best_params)
-            store.log_metrics(run_id, {**{f"jobs/{k}": v for k, v in jobs.items()}, **best_metrics}, {},
+            store.log_metrics(run_id, {**{f"jobs/{k}": v for k, v in jobs.items()}, **best_metrics, **means}, {},
                               step=jobs["total"])
             if failed_jobs:  # a job may fail before its run exists (a bad value): its reason is kept here
                 store.set_tags(run_id, {FAILED_JOBS_TAG: str(len(failed_jobs)), ERROR_MESSAGE_TAG: failed_jobs[0]})
                 store.log_text(run_id, "\n".join(failed_jobs) + "\n", failures.FILE.replace(".jsonl", ".txt"))
-            store.log_json(run_id, {"sweep": params, "status": status, "jobs": jobs, "runs": counts,
+            store.log_json(run_id, {"sweep": params, "status": status, "jobs": jobs, "runs": counts, "mean": means,
                                     "best": {**best_params, **best_metrics}, "failed_jobs": failed_jobs}, SUMMARY_FILE)
             store.terminate(run_id, status)
         except Exception as exc:  # at exit, after the sweep's own error: one line, not a second traceback

@@ -14,11 +14,12 @@ re-running a sweep into it is what such a name is for.
 from __future__ import annotations
 
 import itertools
-import re
 from pathlib import Path
 
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, read_write
+
+# a value in Hydra's override grammar: one home, beside the compositions (its --config-dir quoted alike)
+from svmrepro.compose import quoted
 
 KEY = "hydra.sweep.dir"
 
@@ -48,14 +49,3 @@ def claim(config: DictConfig) -> Path:
         config.hydra.sweep.dir = str(candidate)
         config.hydra.overrides.hydra.append(override)
     return candidate
-
-
-def quoted(value: str) -> str:
-    """``value`` as a quoted Hydra override value that parses back to itself (ValueError if none does)."""
-    # Hydra's quoted value: a run of backslashes is literal unless a quote (or the closing quote) follows it
-    body = re.sub(r"(\\*)('|$)", lambda m: m.group(1) * 2 + ("\\'" if m.group(2) else ""), value)
-    text = "'" + body.replace("${", "\\${") + "'"
-    parsed = OverridesParser.create().parse_override(f"{KEY}={text}").value()
-    if parsed != value:
-        raise ValueError(f"{value!r} cannot be written as a Hydra override value")
-    return text

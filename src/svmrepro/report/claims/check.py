@@ -1,10 +1,11 @@
 """Claims checked before any compute: every claim of a paper against its primitive's typed ``Test``
 and against what its output's experiment can produce, without running anything.
 
-A claims file fails here, in one line naming the file, the claim and the key, when it has no claims,
-when a claim's output is no experiment, when its test has a key its primitive does not read or a
-value of the wrong type, when its region's bound is not a finite number (``below: .nan``), or when
-the test names what the output's runs cannot hold:
+A claims file fails here, in one line naming the file, the claim and the key, when it is missing though
+the paper's lock registers claims (:func:`claims_file`), when it has no claims, when a claim's output is
+no experiment, when its test has a key its primitive does not read or a value of the wrong type, when its
+region's bound is not a finite number (``below: .nan``), or when the test names what the output's runs
+cannot hold:
 
 - a group (``a``, ``b``, ``group``) or a ``where``/``at`` value that no job of the sweep gives its
   column: ``tags.algorithm`` is the algorithm option a job picks, ``tags.label`` its ``label`` (else
@@ -36,15 +37,17 @@ from difflib import get_close_matches
 from functools import cache
 from pathlib import Path
 
+import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException
 
 from svmrepro.compose import compose_run, experiments
 from svmrepro.errors import ConfigError, first_line
 from svmrepro.identity import NON_IDENTITY_KEYS, flatten, identity_config
-from svmrepro.locations import config_dirs
+from svmrepro.locations import config_dirs, data_file
+from svmrepro.report.claims.lock import LOCK_FILE
 from svmrepro.report.claims.primitives import primitive
-from svmrepro.report.claims.schema import Claim, Region, claims_path, parse_claims
+from svmrepro.report.claims.schema import CLAIMS_FILE, Claim, Region, claims_path, parse_claims
 from svmrepro.report.claims.selection import METRIC, Selection
 from svmrepro.report.claims.today import READINGS
 from svmrepro.report.claims.estimate import GROUP_COLUMN as ALGORITHM
@@ -238,6 +241,29 @@ def _shown(text: str) -> str:
     return f"{number:g}"
 
 
+def claims_file(paper: str) -> Path | None:
+    """``paper``'s claims file; None when it has none. Its claims lock (``claims.lock.yaml``, :mod:`.lock`) says
+    that it has some: the first lock found (as :func:`~svmrepro.locations.data_file` finds a paper's files) that
+    registers claims with no claims file beside it is one line naming the file expected, where the paper would
+    otherwise be judged as having no claims."""
+    lock = data_file(f"experiments/{paper}/{LOCK_FILE}")
+    expected = lock.with_name(CLAIMS_FILE)
+    if lock.is_file() and not expected.is_file():
+        try:
+            registered = dict((yaml.safe_load(lock.read_text()) or {}).get("claims") or {})
+        except (OSError, yaml.YAMLError, AttributeError, TypeError, ValueError):
+            registered = None  # a damaged lock still says that the paper has claims
+        if registered != {}:
+            outputs = sorted({name for entry in (registered or {}).values() if isinstance(entry, dict)
+                              for name in entry.get("data") or {}})
+            count = "claims" if registered is None else f"{len(registered)} claim{'s' * (len(registered) > 1)}"
+            read = f" (on {', '.join(outputs)})" if outputs else ""
+            raise ConfigError(f"{expected}: no such file, though {lock.name} beside it registers {count} of paper "
+                              f"{paper}{read}: restore the claims file, or delete the lock if the paper has none")
+    path = claims_path(paper)
+    return path if path.is_file() else None
+
+
 def check_paper(paper: str, runs_dirs: Sequence[Path] = (), known: dict[str, Produced] | None = None) -> int:
     """Check every claim of ``paper``'s claims file (:mod:`this module <svmrepro.report.claims.check>`);
     the number of claims. ``known`` caches what each output produces across papers."""
@@ -306,7 +332,7 @@ def _readings(claim: Claim) -> dict[str, dict]:
 
 
 def check_claims(papers: Iterable[str], runs_dirs: Sequence[Path] = ()) -> int:
-    """Check the claims file of each of ``papers`` that has one; the number of claims checked. The
-    first problem is a :class:`~svmrepro.errors.ConfigError` naming the file, the claim and the key."""
+    """Check the claims file of each of ``papers`` that has one (:func:`claims_file`); the number of claims
+    checked. The first problem is a :class:`~svmrepro.errors.ConfigError` naming the file, the claim and the key."""
     known: dict[str, Produced] = {}
-    return sum(check_paper(paper, runs_dirs, known) for paper in papers if claims_path(paper).is_file())
+    return sum(check_paper(paper, runs_dirs, known) for paper in papers if claims_file(paper))

@@ -60,6 +60,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, fields
+from difflib import get_close_matches
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
@@ -302,9 +303,26 @@ def _claim_named(raw, exc: Exception) -> str:
         except (OmegaConfBaseException, ValueError) as inner:
             named = claim.get("id") if isinstance(claim, dict) else None
             key = f".{inner.full_key}" if getattr(inner, "full_key", None) else ""
+            unknown = _unknown_key(claim)
+            if unknown:
+                return f"claims[{index}] ({named}).{unknown}"
             return f"claims[{index}] ({named}){key}: {first_line(inner)}"
     key = getattr(exc, "full_key", None)
     return f"{key + ': ' if key else ''}{first_line(exc)}"
+
+
+def _unknown_key(claim) -> str | None:
+    """``<key>: not a key of a claim; did you mean ...? (valid: ...)`` for the first key of ``claim`` the
+    schema lacks, in our words rather than OmegaConf's (which names its ``ClaimConf``); None when all are known."""
+    if not isinstance(claim, dict):
+        return None
+    valid = [f.name for f in fields(ClaimConf)]
+    for key in claim:
+        if key not in valid:
+            close = get_close_matches(str(key), valid, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            return f"{key}: not a key of a claim{hint} (valid: {', '.join(valid)})"
+    return None
 
 
 def parse_claims(paper: str, text: str, path: Path | str) -> list[Claim]:

@@ -1,0 +1,64 @@
+"""Config-group options on a command line, checked before Hydra composes anything.
+
+Hydra answers ``algorithm=cros_training`` with a block of every option of the group and no hint; here a
+misspelled option is one line naming the key, the value, the closest options ("did you mean") and where the
+options come from, before any config is composed (``svmrepro-run``, ``svmrepro-reproduce --override``). Only
+the options are checked: a wrong key or value inside a group is the preflight's (:mod:`svmrepro.preflight`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from difflib import get_close_matches
+
+from svmrepro.locations import config_dirs
+
+#: Hydra's sweep syntax around a list of options: ``choice(a,b)`` or a bare ``a,b``
+_CHOICE = re.compile(r"^choice\((?P<inner>.*)\)$")
+
+
+def group_options(group: str) -> list[str]:
+    """The options of config group ``group`` (``experiment``: ``<paper>/<id>``) in every config folder."""
+    found = {path.relative_to(root / group).with_suffix("").as_posix()
+             for root in config_dirs() if (root / group).is_dir() for path in (root / group).rglob("*.yaml")}
+    return sorted(found)
+
+
+def suggestion(wanted: str, valid: Iterable[str]) -> str:
+    """``; did you mean x?`` for the closest of ``valid`` (empty when none is close)."""
+    close = get_close_matches(wanted, list(valid), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _values(value: str) -> list[str]:
+    """The options an override's value names: one, a list ``a,b`` or ``choice(a,b)``; none for Hydra's other
+    sweeps (``glob(...)``, ``range(...)``), an interpolation or null."""
+    value = value.strip().strip("'\"")
+    inner = _CHOICE.match(value)
+    if inner:
+        value = inner.group("inner")
+    if not value or value in ("null", "None") or "(" in value or "$" in value:
+        return []
+    return [part.strip().strip("'\"") for part in value.split(",") if part.strip()]
+
+
+def unknown_options(arguments: Iterable[str], groups: Iterable[str]) -> list[str]:
+    """One line per option of a config group (``groups``) on the command line ``arguments`` that no config
+    folder has: the key, the value, the closest option and the count of valid ones."""
+    groups, lines = set(groups), []
+    for argument in arguments:
+        if argument.startswith("-") or "=" not in argument:
+            continue
+        key, value = argument.split("=", 1)
+        key = key.lstrip("+~")
+        if key not in groups:
+            continue
+        valid = group_options(key)
+        for option in _values(value):
+            if option not in valid:
+                hint = suggestion(option, valid)
+                listed = f"valid: {', '.join(valid)}" if len(valid) <= 8 or not hint else \
+                    f"svmrepro-run --help lists its {len(valid)} options"
+                lines.append(f"{key}={option}: the config group {key} has no option {option}{hint} ({listed})")
+    return lines
