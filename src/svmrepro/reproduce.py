@@ -47,6 +47,7 @@ import argparse
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -470,6 +471,7 @@ def check(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
         try:
             print(check_one(experiment, plan, args), flush=True)
         except (SvmReproError, HydraException) as exc:
+            stop_if_stopped(exc)
             print(f"== {experiment} ({plan.mode})\n  cannot check: {exc}", flush=True)
             failed = True
     return 1 if failed else 0
@@ -591,9 +593,47 @@ def mistakes(chosen: list[str], plan: Plan, args: argparse.Namespace) -> list[st
 
 def main(argv: list[str] | None = None) -> int:
     """``svmrepro-reproduce``: each config composed once for the whole invocation (its checks, its data, its
-    sweeps' arguments, its pages: :func:`~svmrepro.compose.composition_cache`)."""
-    with composition_cache():
-        return reproduce_command(argv)
+    sweeps' arguments, its pages: :func:`~svmrepro.compose.composition_cache`). A Ctrl-C is one line and
+    exit code 130 wherever it lands, even inside a library that turns it into an error of its own."""
+    _STOPS.clear()
+    previous = signal.signal(signal.SIGINT, _record_stop)
+    try:
+        with composition_cache():
+            return reproduce_command(argv)
+    except BaseException as exc:  # noqa: BLE001  (a KeyboardInterrupt, or an error raised while handling one)
+        if interruption(exc) is None and not _STOPS:
+            raise
+        raise KeyboardInterrupt(_STOPS[0] if _STOPS else "SIGINT") from None  # one line (stop_line), exit 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+#: the Ctrl-Cs this process received (:func:`_record_stop`)
+_STOPS: list[int] = []
+
+
+def _record_stop(signum: int, frame) -> None:
+    """Python's own Ctrl-C (a KeyboardInterrupt where it lands), remembered: a library that turns it into an
+    error of its own (Hydra, OmegaConf) cannot make it pass for a mistake in the configs (:func:`stop_if_stopped`)."""
+    _STOPS.append(signum)
+    raise KeyboardInterrupt
+
+
+def interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt ``exc`` is, or was raised while handling; None when it is not a stop."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def stop_if_stopped(exc: BaseException | None = None) -> None:
+    """Before an error is reported: a Ctrl-C received meanwhile (or behind ``exc``) is the stop it is."""
+    if _STOPS or interruption(exc) is not None:
+        raise KeyboardInterrupt("SIGINT")
 
 
 def reproduce_command(argv: list[str] | None) -> int:
@@ -610,9 +650,11 @@ def reproduce_command(argv: list[str] | None) -> int:
         check_folders(plan, args)
         problems = [] if args.prune else mistakes(chosen, plan, args)
     except (SvmReproError, HydraException) as exc:
+        stop_if_stopped(exc)
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
         return 2
     if problems:
+        stop_if_stopped()
         print(*(f"svmrepro-reproduce: error: {line}" for line in problems), sep="\n", file=sys.stderr)
         return 2
     if args.check:
@@ -622,6 +664,7 @@ def reproduce_command(argv: list[str] | None) -> int:
     try:
         ordered = in_dependency_order(chosen, plan.mode, add_included=not args.from_csv)
     except (SvmReproError, HydraException) as exc:
+        stop_if_stopped(exc)
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
         return 2
     return reproduce(ordered, plan, args)
@@ -656,6 +699,7 @@ def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
             with machine_slot(SHARED, f"building {experiment}") if sweeping else nullcontext():
                 (built if build_one(experiment, plan, args) else not_run).append(experiment)
         except SvmReproError as exc:
+            stop_if_stopped(exc)
             log.error("%s", exc)
             failed.append(experiment)
     counts = write_summaries(ordered, plan, args, failed)
@@ -685,6 +729,7 @@ def write_summaries(ordered: list[str], plan: Plan, args: argparse.Namespace, fa
         log.info("wrote %s", scoreboard)
         log.info("wrote %s", write_today_page(with_claims, plan.results_dir, plan.mode, judged))
     except SvmReproError as exc:
+        stop_if_stopped(exc)
         log.error("claims: %s", exc)
         failed.append("claims scoreboard")
         return Counter()

@@ -1,0 +1,33 @@
+"""Ctrl-C at any moment of ``svmrepro-reproduce --from-csv`` is the one stop line and exit code 130 (killed by
+SIGINT), never a configuration error or a traceback, and leaves no half-written page (issue 46, item 9)."""
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+OUTPUT = "potential_sv/example"
+
+
+@pytest.mark.parametrize("delay", [0.5, 2.0, 3.5, 5.0, 6.5, 8.0])
+def test_ctrl_c_during_a_rebuild_from_csv_is_the_stop_line(tmp_path, delay):
+    results = tmp_path / "results"
+    (results / "potential_sv").mkdir(parents=True)
+    shutil.copy(CHECKOUT / "results" / f"{OUTPUT}.runs.csv", results / "potential_sv")
+    process = subprocess.Popen([sys.executable, "-m", "svmrepro.reproduce", "--mode", "full", "--from-csv",
+                                "--experiment", OUTPUT, "--results-dir", str(results)],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    if process.returncode == 0:  # it had finished before the signal came
+        return
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("[")]
+    assert process.returncode in (130, -signal.SIGINT), (process.returncode, err[-3000:])
+    assert lines == ["svmrepro-reproduce: stopped by SIGINT"], err[-3000:]
+    assert not list(results.rglob("*.tmp"))  # every page is written whole or not at all (svmrepro.writing)
