@@ -15,7 +15,14 @@ project = "svmrepro"
 author = "svmrepro contributors"
 root_doc = "docs/index"
 
-extensions = ["myst_parser", "svmrepro_docs"]
+# autodoc and napoleon (Sphinx's own): the API page (docs/reference/api.md) is the estimators' numpydoc docstrings
+extensions = ["myst_parser", "svmrepro_docs", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
+napoleon_google_docstring = False
+# attributes as a field list of their class, not objects of their own (scikit-learn's fitted names repeat), their
+# trailing underscore kept (napoleon escapes it only with strip_signature_backslash)
+napoleon_use_ivar = True
+strip_signature_backslash = True
+autodoc_member_order = "bysource"
 
 # only the site's own pages and the generated results; results/quick/ (make reproduce, not committed)
 # and the tutorial's study folder (configuration files, included by path) are no pages

@@ -5,8 +5,12 @@ Covered elsewhere: bad config values and unknown group options at composition
 set (tests/data/), a report metric no run logged (tests/test_report.py).
 """
 
+import importlib
+import inspect
 import os
+import pkgutil
 import re
+import resource
 import socket
 import string
 import subprocess
@@ -24,10 +28,14 @@ from omegaconf import OmegaConf, open_dict
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
-from svmrepro.build import build
+import svmrepro.algorithms
+from svmrepro import compose
+from svmrepro.algorithms.wen_lu_cascade import WenLuCascadeSVC
+from svmrepro.build import build, check_estimator_params
 from svmrepro.compose import compose_config
 from svmrepro.data import covtype, files
 from svmrepro.data.files import OFFLINE_ENV
+from svmrepro.data.memory import cgroup_memory_limit, physical_memory
 from svmrepro.errors import ConfigError, DataError
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import run
@@ -53,8 +61,11 @@ def _cli(*args, timeout=120):
 )
 def test_an_unknown_name_is_refused_first_thing_and_nothing_is_logged(override, missing, tmp_path):
     done = _cli(override, f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}")
-    assert done.returncode != 0
-    assert done.lines[0] == f"In 'config': Could not find '{missing}'"  # Hydra's, listing the valid names after
+    assert done.returncode == 2
+    group, option = missing.split("/", 1)
+    # one line naming the key and the option, before Hydra composes (svmrepro.options; tests/test_error_order.py)
+    assert len(done.lines) == 1 and done.lines[0].startswith(
+        f"svmrepro-run: error: {override}: the config group {group} has no option {option}"), done.lines
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "mlflow.db").exists()
 
@@ -74,10 +85,12 @@ def test_an_unknown_name_is_refused_first_thing_and_nothing_is_logged(override, 
         ("sweep_jobs=-1", r"sweep_jobs=-1 is invalid: expected an integer >= 1 or null"),
         # a YAML boolean where scikit-learn's Interval would take it for 1
         ("algorithm.C=true", r"algorithm\.C=true is invalid: expected a number, not a boolean"),
-        # a generated data set larger than memory: refused, not allocated (which ended out of memory)
+        # a generated data set larger than memory: refused, not allocated (which ended out of memory); the
+        # memory is the machine's, or its cgroup's limit where that is smaller (svmrepro.data.memory)
         ("dataset.n_train=10000000000",
          r"dataset\.n_train=10000000000 is invalid: expected at most \d+ with n_test=10000: "
-         r"gaussian_clouds fits \d+ rows of 11 values in half of this machine's [\d.]+ GiB of memory"),
+         r"gaussian_clouds fits \d+ rows of 11 values in half of (this machine's [\d.]+ GiB of memory|"
+         r"the [\d.]+ GiB memory limit of this process's cgroup \(.+\))"),
         # a file's data set: its row count
         ("dataset=covtype dataset.n_train=600000",
          r"dataset\.n_train=600000 is invalid: expected at most 521012 with n_val=10000, n_test=50000: "
@@ -91,6 +104,34 @@ def test_a_bad_size_or_seed_is_one_line_naming_key_value_and_what_is_allowed(ove
     assert done.returncode == 2
     assert len(done.lines) == 1 and re.fullmatch(f"svmrepro-run: error: {line}", done.lines[0]), done.stderr
     assert not (tmp_path / "mlflow.db").exists()
+
+
+#: ``ulimit -v 6000000`` (KiB): the address space a run may map
+ADDRESS_SPACE = 6_000_000 * 1024
+
+
+def _address_space_limited():
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def test_under_ulimit_v_a_data_set_larger_than_the_address_space_left_is_one_line(tmp_path):
+    """Issue 46, item 12: 10**8 rows of 11 values (8.8 GB) fit in half of this machine's memory, not under a 6 GB
+    RLIMIT_AS (which ended in a MemoryError while drawing them, the run FAILED)."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "svmrepro", "dataset.n_train=100000000",
+         f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path / 'run'}"],
+        capture_output=True, text=True, timeout=120, check=False, preexec_fn=_address_space_limited)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-3000:]
+    assert re.fullmatch(r"svmrepro-run: error: dataset\.n_train=100000000 is invalid: expected at most \d+ with "
+                        r"n_test=10000: gaussian_clouds fits \d+ rows of 11 values in half of .+", lines[0]), lines
+    cgroup = cgroup_memory_limit()
+    if min(physical_memory(), cgroup[0] if cgroup else ADDRESS_SPACE) >= ADDRESS_SPACE:  # RLIMIT_AS is the smallest
+        assert re.search(r"in half of the [\d.]+ GiB of address space left under this process's 5\.7 GiB limit "
+                         r"\(ulimit -v, RLIMIT_AS\)$", lines[0]), lines
+    assert not (tmp_path / "mlflow.db").exists()  # refused before the store was opened, let alone the data drawn
+    assert time.monotonic() - started < 60
 
 
 def test_without_scikit_learn_intelex_svc_onedal_is_one_line_and_exit_code_2(tmp_path):
@@ -289,6 +330,62 @@ def test_an_out_of_range_algorithm_value_is_one_line_naming_it(algorithm):
     check()
 
 
+# --- n_jobs 0: refused by every estimator that takes n_jobs, before any fit (issue 46, item 13) ------------
+
+
+def _takes_n_jobs() -> list[type]:
+    """Every estimator class of svmrepro (its algorithms and benchmarks) whose constructor takes ``n_jobs``: a
+    new one is held to the rule without being listed here."""
+    names = [m.name for m in pkgutil.iter_modules(svmrepro.algorithms.__path__, "svmrepro.algorithms.")]
+    found = {}
+    for name in [*names, "svmrepro.bench", "svmrepro.bench_expansion"]:
+        module = importlib.import_module(name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if (issubclass(cls, BaseEstimator) and cls.__module__ == name
+                    and "n_jobs" in inspect.signature(cls).parameters):
+                found[cls.__name__] = cls
+    return [found[name] for name in sorted(found)]
+
+
+TAKES_N_JOBS = _takes_n_jobs()
+
+
+def test_the_estimators_that_take_n_jobs_are_all_found():
+    assert {"BaggedFirstStageSVC", "CrossTrainingSVC", "GatedSVMMixture", "GrafCascadeSVC", "ParallelSpeedup",
+            "WenLuCascadeSVC", "WilsonEdit"} <= {cls.__name__ for cls in TAKES_N_JOBS}
+
+
+@pytest.mark.parametrize("cls", TAKES_N_JOBS, ids=lambda cls: cls.__name__)
+def test_n_jobs_0_is_refused_by_every_estimator_in_one_line_naming_the_key(cls):
+    """scikit-learn's convention: None or a nonzero int; joblib refused 0 only when the fit started."""
+    required = {name: WenLuCascadeSVC() for name, p in inspect.signature(cls).parameters.items()
+                if p.default is inspect.Parameter.empty}
+    listed = isinstance(inspect.signature(cls).parameters["n_jobs"].default, (list, tuple))  # ParallelSpeedup's
+    bad = [1, 0] if listed else 0
+    estimator = cls(**required, n_jobs=bad)
+    with pytest.raises(ConfigError) as err:
+        check_estimator_params(estimator, "algorithm")
+    line = str(err.value)
+    assert line.startswith(f"algorithm.n_jobs={bad!r} is invalid: The 'n_jobs' parameter of {cls.__name__} ")
+    assert "\n" not in line
+    for good in ([1, -1], [1, 2]) if listed else (None, 1, 2, -1, -2):
+        check_estimator_params(cls(**required, n_jobs=good), "algorithm")
+
+
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_svmrepro_run_refuses_n_jobs_0_before_any_fit(sweep, tmp_path):
+    args = ["-m", "seed=0,1", f"hydra.sweep.dir={tmp_path / 'sweep'}"] if sweep else [f"hydra.run.dir={tmp_path}"]
+    done = _cli(*args, "algorithm=cascade_svc", "algorithm.n_jobs=0", "dataset.n_train=40",
+                f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    given = "command line algorithm.n_jobs=choice(0): 0" if sweep else "algorithm.n_jobs=0"  # the sweeper's words
+    assert done.lines[-1] == (f"svmrepro-run: error: {given} is invalid: The 'n_jobs' parameter of WenLuCascadeSVC "
+                              "must be an int in the range (-inf, -1], an int in the range [1, inf) or None. "
+                              "Got 0 instead.")
+    if not sweep:
+        assert len(done.lines) == 1 and not (tmp_path / "mlflow.db").exists()
+
+
 # --- folders that cannot be written: one line naming the folder, before anything runs -----------
 
 
@@ -360,6 +457,51 @@ def test_a_malformed_yaml_file_in_a_config_dir_is_one_line_naming_it(program, tm
     assert code == 2
     assert lines == [f"{program}: error: config file {mine / 'tiny.yaml'} is not valid YAML at line 3, column 4: "
                      "expected ',' or ']', but got ':'"]
+
+
+#: a config file in Latin-1: "café" with its é (0xe9) at byte offset 20, on line 2
+LATIN1 = "report:\n  title: café\n".encode("latin-1")
+NOT_UTF8 = "is not valid UTF-8 at byte offset 20 (line 2): byte 0xe9, invalid continuation byte; save it as UTF-8"
+
+
+@pytest.mark.parametrize("program", ["svmrepro-run", "svmrepro-reproduce", "svmrepro-data"])
+def test_a_config_file_that_is_not_utf8_is_one_line_naming_it_and_the_byte(program, tmp_path, capsys):
+    """Issue 46, item 13: a UnicodeDecodeError of 25 lines before."""
+    mine = tmp_path / "my_conf" / "experiment" / "mine"
+    mine.mkdir(parents=True)
+    (mine / "tiny.yaml").write_bytes(LATIN1)
+    if program == "svmrepro-run":
+        done = _cli("--config-dir", str(tmp_path / "my_conf"), "experiment=mine/tiny", f"hydra.run.dir={tmp_path}")
+        code, lines = done.returncode, done.lines
+    elif program == "svmrepro-reproduce":
+        code = reproduce(["--config-dir", str(tmp_path / "my_conf"), "--experiment", "mine/tiny", "--check"])
+        lines = capsys.readouterr().err.splitlines()
+    else:
+        from svmrepro.data.cli import main as data_cli
+
+        code = data_cli(["list", "--config-dir", str(tmp_path / "my_conf")])
+        lines = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert lines == [f"{program}: error: config file {mine / 'tiny.yaml'} {NOT_UTF8}"]
+
+
+def test_a_config_file_of_svmrepros_own_folder_that_is_not_utf8_is_one_line_too(tmp_path, monkeypatch):
+    """svmrepro's ``conf/`` (a checkout's, edited in place) is read before Hydra composes too: by svmrepro-run
+    (its own process, the package's folder replaced before svmrepro is imported) and by every command that
+    takes --config-dir (svmrepro-reproduce, svmrepro-data: :func:`svmrepro.compose.use_config_dirs`)."""
+    conf = tmp_path / "conf"
+    (conf / "dataset").mkdir(parents=True)
+    (conf / "dataset" / "mine.yaml").write_bytes(LATIN1)
+    replaced = (f"import sys; from pathlib import Path; import svmrepro.locations as where; "
+                f"where.CONF_DIR = Path({str(conf)!r}); from svmrepro.app import main; "
+                f"sys.argv = ['svmrepro-run', 'hydra.run.dir={tmp_path / 'run'}']; main()")
+    done = subprocess.run([sys.executable, "-c", replaced], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"svmrepro-run: error: config file {conf / 'dataset' / 'mine.yaml'} {NOT_UTF8}"]
+    monkeypatch.setattr(compose, "CONF_DIR", conf)
+    with pytest.raises(ConfigError) as err:
+        compose.use_config_dirs([])
+    assert str(err.value) == f"config file {conf / 'dataset' / 'mine.yaml'} {NOT_UTF8}"
 
 
 def test_a_directory_where_the_covtype_cache_belongs_is_one_line_naming_it(tmp_path, monkeypatch):

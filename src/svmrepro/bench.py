@@ -30,7 +30,7 @@ from statistics import median
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError
 from sklearn.utils.validation import check_random_state
 
 from svmrepro.environment import ALL_CORES, cpu_count, environment_tags
@@ -123,18 +123,29 @@ class ParallelSpeedup(BenchmarkMixin, MetaEstimatorMixin, BaseEstimator):
         self.repeats = repeats
         self.random_state = random_state
 
+    def _validate_params(self) -> None:
+        """scikit-learn's table, then the list ``n_jobs`` (:meth:`_check_n_jobs`), whose values no constraint
+        of the table can say: a wrong list is refused where every parameter is, before any fit."""
+        super()._validate_params()
+        self._check_n_jobs()
+
     def _check_n_jobs(self) -> list[int]:
+        """The values of ``n_jobs``; a wrong list is an InvalidParameterError naming ``'n_jobs'``, as
+        scikit-learn's own are (so the run's checks name the config key)."""
         values = list(self.n_jobs)
         valid = all(isinstance(k, Integral) and (k >= 1 or k == ALL_CORES) for k in values)
-        if not valid or len(set(values)) != len(values) or values[:1] != [1]:
-            raise ValueError(f"n_jobs={self.n_jobs!r} must list distinct integers >= 1 or {ALL_CORES} "
-                             f"(every core), 1 (the serial fit) first, e.g. [1, 2] or [1, {ALL_CORES}]")
         varies = "n_jobs" in self.estimator.get_params()
-        if not varies and values != [1]:
-            raise ValueError(f"{type(self.estimator).__name__} has no n_jobs parameter to vary: "
-                             f"n_jobs must be [1] (its one fit is its serial and its parallel fit)")
-        if varies and len(values) < 2:
-            raise ValueError(f"n_jobs={self.n_jobs!r} must list at least two worker counts, e.g. [1, {ALL_CORES}]")
+        problem = None
+        if not valid or len(set(values)) != len(values) or values[:1] != [1]:
+            problem = (f" must list distinct integers >= 1 or {ALL_CORES} (every core), 1 (the serial fit) first, "
+                       f"e.g. [1, 2] or [1, {ALL_CORES}]; got {self.n_jobs!r}")
+        elif not varies and values != [1]:
+            problem = (f": {type(self.estimator).__name__} has no n_jobs parameter to vary: "
+                       f"n_jobs must be [1] (its one fit is its serial and its parallel fit)")
+        elif varies and len(values) < 2:
+            problem = f" must list at least two worker counts, e.g. [1, {ALL_CORES}]; got {self.n_jobs!r}"
+        if problem:
+            raise InvalidParameterError(f"The 'n_jobs' parameter of {type(self).__name__}{problem}")
         return values
 
     @_fit_context(prefer_skip_nested_validation=False)

@@ -212,13 +212,23 @@ def test_graf_feedback_stops_when_the_svs_are_stable_or_warns():
 _SVC_WEIGHTS = "sample_weight is not equivalent to removing/repeating samples, as for SVC"
 
 
+#: an SVC with probabilities inside: the cascades' predict_proba and predict_log_proba go through the checks too
+PROBABILITY_SVC = SVC(probability=True, random_state=0)
+#: an expected failure of SVC(probability=True) itself (scikit-learn names a check, not its cases)
+_PROBA_READONLY = {"check_estimators_pickle": "its readonly_memmap=True case, as SVC(probability=True) itself: "
+                   "LIBSVM's predict_proba takes the model's arrays as writable buffers, not a read-only memory map's"}
+
+
+@pytest.mark.filterwarnings("ignore:The `probability` parameter was deprecated:FutureWarning")  # scikit-learn 1.9
 @parametrize_with_checks(
-    [WenLuCascadeSVC(), GrafCascadeSVC(n_subsets=2)],
+    [WenLuCascadeSVC(), GrafCascadeSVC(n_subsets=2), WenLuCascadeSVC(PROBABILITY_SVC),
+     GrafCascadeSVC(PROBABILITY_SVC, n_subsets=2)],
     expected_failed_checks=lambda estimator: {
         "check_sample_weight_equivalence_on_dense_data": _SVC_WEIGHTS + (
             "; and eq. (1) cuts each class by its count of rows" if isinstance(estimator, WenLuCascadeSVC)
             else "; and the first layer deals each class's rows into the parts"
         ),
+        **(_PROBA_READONLY if estimator.estimator is PROBABILITY_SVC else {}),
     },
 )
 def test_sklearn_estimator_contract(estimator, check):

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from svmrepro.algorithms.cross_training import FirstStageSVC, best_threshold_shift
+from svmrepro.algorithms.final_model import support_vectors
 from svmrepro.algorithms.sub_svms import subset_weights
 from svmrepro.metrics import bounded_mask, final_estimator
 
@@ -26,10 +27,11 @@ def _support_flags(model, subset: np.ndarray) -> tuple[np.ndarray, np.ndarray] |
 class BaggedFirstStageSVC(FirstStageSVC):
     """Average (or vote) of the s first-stage SVMs of cross-training.
 
-    Parameters are those of :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC`'s first
-    stage (``estimator``, whose ``class_weight`` is resolved on the whole training set,
-    ``n_subsets``, ``subset_size``, ``validation_size``, ``n_jobs``, ``random_state``), plus:
-
+    Parameters
+    ----------
+    estimator, n_subsets, subset_size, validation_size, n_jobs, random_state :
+        As :class:`~svmrepro.algorithms.cross_training.CrossTrainingSVC`'s first stage
+        (``estimator``'s ``class_weight`` is resolved on the whole training set).
     aggregation : {"mean", "vote"}, default="mean"
         The decision value is the mean of the s decision values, or the mean of their signs
         (a tie among an even number of votes predicts ``classes_[0]``).
@@ -39,18 +41,36 @@ class BaggedFirstStageSVC(FirstStageSVC):
 
     Attributes
     ----------
-    estimators_, subsets_, validation_indices_, first_stage_shifts_, classes_ : as in
-        CrossTrainingSVC.
+    classes_ : ndarray of shape (2,)
+    estimators_ : list of the s fitted first-stage estimators (trained on labels -1/+1)
+    subsets_ : list of s ndarrays
+        The rows each first-stage SVM was fitted on, as in CrossTrainingSVC.
+    validation_indices_ : indices into X held out for validation (empty without)
+    first_stage_shifts_ : ndarray of shape (s,)
     threshold_shift_ : float
         Added to the aggregated decision.
     support_ : indices into X of the distinct support vectors of all first-stage SVMs: the
         kernel expansions a prediction evaluates.
+    support_vectors_ : ndarray of shape (n_sv, n_features)
+        ``X[support_]``.
+    n_support_ : ndarray of shape (2,), dtype int32
+        Distinct support vectors of each class, in the order of ``classes_``.
     support_counts_ : dict
         ``n_sv`` = distinct SVs (``len(support_)``); ``n_bounded_sv`` = distinct SVs at their
         bound in at least one SVM; ``n_free_sv`` = the rest; ``n_sv_sum`` = SVs summed over the
         s SVMs (an example in two subsets counts twice). Empty if the SVMs are not LIBSVM models.
     diagnostics_ : dict
         First-stage sizes, #SV and fit times (per SVM, sum, max, wall).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.svm import SVC
+    >>> from svmrepro.algorithms import BaggedFirstStageSVC
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> model = BaggedFirstStageSVC(SVC(C=10.0), n_subsets=3, random_state=0).fit(X, y)
+    >>> model.n_support_  # the distinct support vectors of the 3 SVMs
+    array([109, 102], dtype=int32)
     """
 
     _parameter_constraints: dict = {
@@ -101,6 +121,7 @@ class BaggedFirstStageSVC(FirstStageSVC):
             sv = np.concatenate([index for index, _ in flags])
             bounded = np.concatenate([b for _, b in flags])
             self.support_ = np.unique(sv)
+            self.support_vectors_, self.n_support_ = support_vectors(X, y, self.support_, (-1, 1))
             n_bounded = len(np.unique(sv[bounded]))
             self.support_counts_ = {
                 "n_sv": len(self.support_),

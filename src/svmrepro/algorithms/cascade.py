@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
@@ -23,8 +22,9 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmrepro.algorithms.final_model import FinalModelProbabilities, support_vectors
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import data_on_cluster, fit_each
+from svmrepro.algorithms.parallel import N_JOBS, data_on_cluster, fit_each
 from svmrepro.algorithms.sub_svms import sub_svm
 from svmrepro.metrics import support_counts
 
@@ -114,18 +114,20 @@ def class_indices(y: np.ndarray, parts: int, what: str) -> tuple[np.ndarray, np.
 # Estimator shell
 
 
-class CascadeClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class CascadeClassifier(FinalModelProbabilities, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """A binary classifier whose model is the last SVM of a cascade of sub-SVMs.
 
     Subclasses declare their own parameters and implement :meth:`_cascade`. ``fit`` relabels
     ``y`` to -1/+1 (``classes_[1]`` is +1), resolves ``estimator``'s ``class_weight`` and ``gamma``
     on the whole training set (:func:`sub_svm`), and hands the rows of positive ``sample_weight``
-    to the cascade: LIBSVM drops the others, so they can be no support vector here either.
+    to the cascade: LIBSVM drops the others, so they can be no support vector here either. The
+    final SVM's ``predict_proba`` and ``predict_log_proba`` are the estimator's where it has them
+    (:class:`~svmrepro.algorithms.final_model.FinalModelProbabilities`).
     """
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"]), None],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
     }
 
     def _cascade(self, svm, X, y, rows, sample_weight) -> tuple[object, list[list[Subproblem]], dict]:
@@ -152,7 +154,7 @@ class CascadeClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             final, steps, diagnostics = self._cascade(svm, X, signed, rows, sample_weight)
         self.final_estimator_, self.steps_ = final, steps
         self.support_ = steps[-1][0].support
-        self.support_vectors_ = X[self.support_]
+        self.support_vectors_, self.n_support_ = support_vectors(X, signed, self.support_, (-1, 1))
         self.support_counts_ = support_counts(final)
         self.n_iter_ = final.n_iter_
         self.diagnostics_ = {

@@ -29,8 +29,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, InvalidParamet
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmrepro.algorithms.final_model import FinalModelProbabilities, support_vectors
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import data_on_cluster, fit_each, fit_one, map_each, task_cpu_time
+from svmrepro.algorithms.parallel import N_JOBS, data_on_cluster, fit_each, fit_one, map_each, task_cpu_time
 from svmrepro.algorithms.sub_svms import positive_rows, sub_svm, subset_weights
 from svmrepro.metrics import final_estimator, support_counts
 
@@ -194,7 +195,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
             None,
         ],
         "threshold": [StrOptions({"svm", "final", "all"})],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "random_state": ["random_state"],
     }
 
@@ -335,7 +336,7 @@ class FirstStageSVC(ClassifierMixin, BaseEstimator):
         return tags
 
 
-class CrossTrainingSVC(FirstStageSVC):
+class CrossTrainingSVC(FinalModelProbabilities, FirstStageSVC):
     """Cross-training (Bakir, Bottou, Weston 2004, Algorithm 3), with the options of sec. 4.3.
 
     1. Draw ``n_subsets`` (s) subsets of ``subset_size`` (r) examples, r/2 per class, or
@@ -343,7 +344,8 @@ class CrossTrainingSVC(FirstStageSVC):
     2. Fit a clone of ``estimator`` on each (in parallel, ``n_jobs``).
     3. For every training example, mean ``m_i`` and spread ``v_i`` of ``y_i f_r(x_i)`` over
        the s SVMs (each evaluated on every training example, its own subset included).
-    4. Discard ``m_i + v_i < 0`` (misclassified), 5. discard ``m_i - v_i > 1`` (confident).
+    4. Discard ``m_i + v_i < 0`` (misclassified).
+    5. Discard ``m_i - v_i > 1`` (confident).
     6. Fit ``final_estimator`` on the rest.
 
     Parameters
@@ -387,18 +389,26 @@ class CrossTrainingSVC(FirstStageSVC):
     ----------
     classes_ : ndarray of shape (2,)
     estimators_ : list of the s fitted first-stage estimators (trained on labels -1/+1)
-    subsets_ : list of s index arrays into the training X, the rows each first-stage SVM was
-        fitted on (the subset drawn, less its rows of zero ``sample_weight``)
+    subsets_ : list of s ndarrays
+        Indices into the training X of the rows each first-stage SVM was fitted on (the subset
+        drawn, less its rows of zero ``sample_weight``).
     validation_indices_ : indices into X held out for validation (empty without)
-    margin_mean_, margin_spread_ : ndarray of shape (n_samples,)
-        ``m_i`` and ``v_i``; NaN for validation examples.
+    margin_mean_ : ndarray of shape (n_samples,)
+        ``m_i``; NaN for validation examples.
+    margin_spread_ : ndarray of shape (n_samples,)
+        ``v_i``; NaN for validation examples.
     edit_ : CrossTrainingEdit
         Steps 3-5 over the non-validation examples (in the order of ``np.setdiff1d`` of X's
         indices and ``validation_indices_``).
-    sample_indices_ : indices into X of the final training set (after re-balancing; rows of
-        zero ``sample_weight`` left out)
+    sample_indices_ : ndarray
+        Indices into X of the final training set (after re-balancing; rows of zero
+        ``sample_weight`` left out).
     final_estimator_ : the fitted final SVM
     support_ : indices into X of the final SVM's support vectors (if it has ``support_``)
+    support_vectors_ : ndarray of shape (n_sv, n_features)
+        ``X[support_]`` (if the final SVM has ``support_``).
+    n_support_ : ndarray of shape (2,), dtype int32
+        Support vectors of each class, in the order of ``classes_`` (as :class:`sklearn.svm.SVC`).
     support_counts_ : dict
         ``n_sv``, ``n_bounded_sv``, ``n_free_sv`` of the final SVM.
     threshold_shift_ : float
@@ -414,9 +424,27 @@ class CrossTrainingSVC(FirstStageSVC):
         each), then the margins and the final SVM. The margins' time is the slowest first-stage SVM's
         decision values on the training rows (computed in the task that fitted it) plus the rules.
 
+    Notes
+    -----
+    ``predict_proba`` and ``predict_log_proba`` are the final SVM's, where it has them
+    (``final_estimator``, else ``estimator``, ``SVC(probability=True)``); they do not include
+    ``threshold_shift_``, which ``decision_function`` and ``predict`` add.
+
     References
     ----------
     G. Bakir, L. Bottou, J. Weston. Breaking SVM complexity with cross-training. NIPS 17, 2004.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.svm import SVC
+    >>> from svmrepro.algorithms import CrossTrainingSVC
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> model = CrossTrainingSVC(SVC(C=10.0), n_subsets=3, random_state=0).fit(X, y)
+    >>> model.diagnostics_["n_kept"]  # of the 300 examples, the final SVM's training set
+    216
+    >>> model.n_support_
+    array([72, 69], dtype=int32)
     """
 
     _parameter_constraints: dict = {
@@ -426,6 +454,8 @@ class CrossTrainingSVC(FirstStageSVC):
         "balance": ["boolean"],
         "final_param_grid": [dict, list, None],
     }
+    #: the final SVM is ``final_estimator``, else ``estimator`` (:class:`FinalModelProbabilities`)
+    _final_model_params = ("final_estimator", "estimator")
 
     def __init__(
         self,
@@ -458,6 +488,19 @@ class CrossTrainingSVC(FirstStageSVC):
         super()._validate_params()
         if self.validation_size is None and self.final_param_grid is not None:
             raise _needs_validation(self, "final_param_grid", self.final_param_grid)
+
+    def __getstate__(self):
+        """``edit_`` as a dict of its fields: skops saves a named tuple as a constructor call, which it
+        trusts only when told at each load (:mod:`svmrepro.algorithms.persistence`)."""
+        state = dict(super().__getstate__())
+        if isinstance(state.get("edit_"), CrossTrainingEdit):
+            state["edit_"] = state["edit_"]._asdict()
+        return state
+
+    def __setstate__(self, state):
+        if isinstance(state.get("edit_"), dict):
+            state = {**state, "edit_": CrossTrainingEdit(**state["edit_"])}
+        super().__setstate__(state)
 
     def fit(self, X, y, sample_weight=None):
         """Algorithm 3 on ``(X, y)``.
@@ -511,6 +554,7 @@ class CrossTrainingSVC(FirstStageSVC):
         final = final_estimator(self.final_estimator_)
         if hasattr(final, "support_"):
             self.support_ = idx[final.support_]
+            self.support_vectors_, self.n_support_ = support_vectors(X, y, self.support_, (-1, 1))
         self.support_counts_ = support_counts(self.final_estimator_)
         self.diagnostics_ = {
             **diagnostics,

@@ -31,8 +31,9 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmrepro.algorithms.final_model import FinalModelProbabilities, final_model_has, support_vectors
 from svmrepro.algorithms.kernel_expansion import decision_values, supports_expansion
-from svmrepro.algorithms.parallel import fit_one
+from svmrepro.algorithms.parallel import N_JOBS, fit_one
 from svmrepro.algorithms.sub_svms import positive_rows
 from svmrepro.metrics import support_counts
 
@@ -61,15 +62,35 @@ class WilsonEdit(_Editor):
     (majority vote, ties to the smallest label, as ``KNeighborsClassifier``). Wilson (1972) uses
     k = 3; the paper's sec. 2.3 describes it with the 1-NN rule (``n_neighbors=1``).
 
+    Parameters
+    ----------
+    n_neighbors : int >= 1, default=3
+        k of the k-NN rule.
+    n_jobs : int or None, default=None
+        Workers of the neighbour search (:class:`sklearn.neighbors.NearestNeighbors`).
+
+    Attributes
+    ----------
+    sample_indices_ : indices of the examples kept (sorted)
+
     References
     ----------
     D. L. Wilson. Asymptotic properties of nearest neighbor rules using edited data. IEEE Trans.
     Systems, Man, and Cybernetics 2:408-420, 1972.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from svmrepro.algorithms import WilsonEdit
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> X_kept, y_kept = WilsonEdit().fit_resample(X, y)
+    >>> X_kept.shape
+    (272, 20)
     """
 
     _parameter_constraints: dict = {
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, n_neighbors=3, *, n_jobs=None):
@@ -98,11 +119,30 @@ class MultiEdit(_Editor):
     Stops early, with a ``ConvergenceWarning``, after ``max_iter`` iterations or when fewer
     than ``n_splits`` examples remain.
 
+    Parameters
+    ----------
+    n_splits : int >= 2, default=3
+        s, the parts of step 1.
+    patience : int >= 1, default=3
+        T, the iterations without a discard that end the edit.
+    max_iter : int >= 1, default=1000
+        Iterations at most.
+    random_state : int, RandomState or None, default=None
+        Draws the parts.
+
     Attributes
     ----------
     sample_indices_ : indices of the multi-edited training set
     n_iter_ : iterations run
     history_ : examples remaining after each iteration
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from svmrepro.algorithms import MultiEdit
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> len(MultiEdit(random_state=0).fit(X, y).sample_indices_)
+    114
     """
 
     _parameter_constraints: dict = {
@@ -153,6 +193,11 @@ class Condense(_Editor):
     pass moves none. Each example's nearest store member is updated as the store grows, so a
     pass costs one distance row per example moved.
 
+    Parameters
+    ----------
+    random_state : int, RandomState or None, default=None
+        Draws the first example and the order of the passes.
+
     Attributes
     ----------
     sample_indices_ : indices of the condensed set (sorted)
@@ -161,6 +206,14 @@ class Condense(_Editor):
     References
     ----------
     P. Hart. The condensed nearest neighbor rule. IEEE Trans. Information Theory 14:515-516, 1968.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from svmrepro.algorithms import Condense
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> len(Condense(random_state=0).fit(X, y).sample_indices_)
+    96
     """
 
     _parameter_constraints: dict = {"random_state": ["random_state"]}
@@ -193,7 +246,7 @@ class Condense(_Editor):
         return np.flatnonzero(in_store)
 
 
-class EditedSVC(ClassifierMixin, BaseEstimator):
+class EditedSVC(FinalModelProbabilities, ClassifierMixin, BaseEstimator):
     """A classifier trained on an editor's selection of the training set.
 
     Parameters
@@ -209,10 +262,32 @@ class EditedSVC(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of the class labels
-    editor_, estimator_ : the fitted editor and classifier
+    editor_ : the fitted editor
+    estimator_ : the classifier, fitted on the edited training set
     sample_indices_ : indices into X of the edited training set
+    support_ : indices into X of the classifier's support vectors (if it has ``support_``, as SVC)
+    support_vectors_ : ndarray of shape (n_sv, n_features)
+    n_support_ : ndarray of shape (n_classes,), dtype int32
+        Support vectors of each class, in the order of ``classes_``.
     support_counts_ : dict of the classifier's support-vector counts (empty if not a SVM)
     diagnostics_ : dict with ``n_edited``, ``n_removed``, ``edit_time_s``, ``final_fit_time_s``
+
+    Notes
+    -----
+    ``decision_function``, ``predict_proba`` and ``predict_log_proba`` are the classifier's, where
+    it has them (``KNeighborsClassifier`` has probabilities and no decision function).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.svm import SVC
+    >>> from svmrepro.algorithms import EditedSVC, MultiEdit
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> model = EditedSVC(MultiEdit(), SVC(C=10.0), random_state=0).fit(X, y)
+    >>> model.diagnostics_["n_removed"]  # by MULTIEDIT, of the 300 examples
+    186
+    >>> model.n_support_
+    array([20, 28], dtype=int32)
     """
 
     _parameter_constraints: dict = {
@@ -220,6 +295,7 @@ class EditedSVC(ClassifierMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict"]), None],
         "random_state": ["random_state"],
     }
+    _final_model = "estimator_"  # its predict_proba and predict_log_proba (FinalModelProbabilities)
 
     def __init__(self, editor=None, estimator=None, *, random_state=None):
         self.editor = editor
@@ -257,6 +333,9 @@ class EditedSVC(ClassifierMixin, BaseEstimator):
             SVC() if self.estimator is None else self.estimator, X, y, rows, sample_weight=sample_weight
         )
         self.support_counts_ = support_counts(self.estimator_)
+        if hasattr(self.estimator_, "support_"):
+            self.support_ = rows[self.estimator_.support_]
+            self.support_vectors_, self.n_support_ = support_vectors(X, y, self.support_, self.classes_)
         self.diagnostics_ = {
             "n_edited": len(y_edit),
             "n_removed": len(y) - len(y_edit),
@@ -272,10 +351,7 @@ class EditedSVC(ClassifierMixin, BaseEstimator):
             return self.classes_[(decision_values(self.estimator_, X) > 0).astype(int)]
         return self.estimator_.predict(X)
 
-    def _estimator_has_decision_function(self):
-        return hasattr(SVC() if self.estimator is None else self.estimator, "decision_function")
-
-    @available_if(_estimator_has_decision_function)
+    @available_if(final_model_has("decision_function", "estimator_", "estimator"))
     def decision_function(self, X):
         """The classifier's decision values, by blocked kernel products for a binary SVM
         (:func:`~svmrepro.algorithms.kernel_expansion.decision_values`)."""

@@ -81,9 +81,28 @@ class FullQPSVR(EpsilonSVRBase):
 
     Attributes
     ----------
+    support_ : ndarray
+        Indices of the support vectors; this and the next five as
+        :class:`~svmrepro.algorithms.svr_decomposition.DecompositionSVR`'s.
+    support_vectors_ : ndarray of shape (n_sv, n_features)
+    n_support_ : ndarray of shape (1,), dtype int32
+    dual_coef_ : ndarray of shape (1, n_sv)
+    intercept_ : ndarray of shape (1,)
+    support_counts_ : dict
+    n_iter_ : int
+        Interior-point iterations.
     diagnostics_ : dict
         ``ipm_iterations``, ``ipm_relative_gap`` (CVXOPT's), ``final_gap`` (the mu-set gap G of
         the solution on its bounds, comparable with DecompositionSVR's ``tol``), ``dual_objective``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from svmrepro.algorithms import FullQPSVR
+    >>> X, y = make_regression(n_samples=200, n_features=4, noise=5.0, random_state=0)
+    >>> model = FullQPSVR(C=100.0).fit(X, y)
+    >>> round(model.score(X, y), 3)
+    0.987
     """
 
     _parameter_constraints: dict = {

@@ -96,6 +96,8 @@ class GrafCascadeSVC(CascadeClassifier):
         ``decision_function`` use it.
     support_ : indices into X of its support vectors (sorted)
     support_vectors_ : ndarray of shape (n_sv, n_features)
+    n_support_ : ndarray of shape (2,), dtype int32
+        Support vectors of each class, in the order of ``classes_`` (as :class:`sklearn.svm.SVC`).
     support_counts_ : dict with ``n_sv``, ``n_bounded_sv``, ``n_free_sv`` of the final SVM
     n_iter_ : the final SVM's ``n_iter_``
     steps_ : list of layers (``"<pass>.<layer>"``), each a list of
@@ -112,11 +114,25 @@ class GrafCascadeSVC(CascadeClassifier):
     Notes
     -----
     Rows with ``sample_weight <= 0`` take no part in any layer (LIBSVM drops them).
+    ``predict_proba`` and ``predict_log_proba`` are the final SVM's, where ``estimator`` has them
+    (``SVC(probability=True)``: every sub-SVM then fits its Platt scaling too).
 
     References
     ----------
     H. P. Graf, E. Cosatto, L. Bottou, I. Durdanovic, V. Vapnik. Parallel support vector
     machines: the Cascade SVM. NIPS 17, 2004.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.svm import SVC
+    >>> from svmrepro.algorithms import GrafCascadeSVC
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> model = GrafCascadeSVC(SVC(C=10.0), n_subsets=4).fit(X, y)
+    >>> model.converged_, model.diagnostics_["n_passes"]
+    (True, 3)
+    >>> model.n_support_
+    array([73, 70], dtype=int32)
     """
 
     _parameter_constraints: dict = {

@@ -34,7 +34,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from svmrepro.algorithms import gater as gnet
 from svmrepro.algorithms.kernel_expansion import decision_values
-from svmrepro.algorithms.parallel import data_on_cluster, fit_each, map_each, task_cpu_time, timed_task
+from svmrepro.algorithms.parallel import N_JOBS, data_on_cluster, fit_each, map_each, task_cpu_time, timed_task
 from svmrepro.algorithms.sub_svms import sub_svm, subset_weights
 from svmrepro.metrics import support_counts
 
@@ -155,9 +155,24 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    experts_ : list of fitted experts; gater_ : dict of gater arrays (None if uniform);
-    assignment_ : expert index per fitting example; n_iter_ : outer iterations kept;
-    diagnostics_ : per-iteration lists and scalar times (see ``fit``); support_counts_ : dict.
+    classes_ : ndarray of shape (2,)
+    experts_ : list of the fitted experts (trained on labels -1/+1)
+    gater_ : dict of the gater's arrays (None if uniform)
+    assignment_ : the expert of each fitting example
+    n_iter_ : outer iterations kept
+    diagnostics_ : per-iteration lists and scalar times (see ``fit``)
+    support_counts_ : dict
+        ``n_sv``, ``n_bounded_sv``, ``n_free_sv`` summed over the experts (their parts are disjoint).
+        The model is no single SVM, so it has no ``support_vectors_``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from svmrepro.algorithms import GatedSVMMixture
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> model = GatedSVMMixture(n_experts=2, random_state=0).fit(X, y)
+    >>> model.n_iter_, model.support_counts_["n_sv"]
+    (5, 165)
     """
 
     _parameter_constraints: dict = {
@@ -173,7 +188,7 @@ class GatedSVMMixture(ClassifierMixin, BaseEstimator):
         "gater_batch_size": [Interval(Integral, 1, None, closed="left")],
         "gater_learning_rate": [Interval(Real, 0, None, closed="neither")],
         "gater_patience": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "random_state": ["random_state"],
     }
 

@@ -32,11 +32,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
+from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
 from joblib import effective_n_jobs, parallel_config
 from sklearn.base import clone
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
@@ -45,6 +47,9 @@ from svmrepro.signals import end_with_parent
 
 #: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
 BACKENDS = ("loky", "threading", "dask", "ray")
+#: the ``_parameter_constraints`` entry of every estimator's ``n_jobs``: scikit-learn's convention, None or a
+#: nonzero int (-1 every core, -2 all but one); joblib refuses 0 only when a fit starts its first parallel call
+N_JOBS = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]
 #: runs of one call on dask: a worker lost with the call's data costs a run (:func:`~svmrepro.algorithms.cluster_sessions.lost_with_a_worker`)
 CLUSTER_ATTEMPTS = 3
 

@@ -85,6 +85,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmrepro.algorithms.final_model import FinalModelProbabilities, final_model_has, support_vectors
 from svmrepro.algorithms.kernel_expansion import decision_values
 from svmrepro.algorithms.parallel import data_on_cluster, fit_one
 from svmrepro.metrics import support_counts
@@ -293,8 +294,10 @@ class PotentialSVFilter(BaseEstimator):
 
     Attributes
     ----------
-    X_, y_ : ndarray
+    X_ : ndarray of shape (n_kept, n_features)
         The potential SVs of everything seen since the last ``fit`` (the only data kept).
+    y_ : ndarray of shape (n_kept,)
+        Their labels.
     support_ : ndarray of int
         Their positions in the stream of samples seen.
     classes_ : ndarray
@@ -312,6 +315,14 @@ class PotentialSVFilter(BaseEstimator):
     A sample selector in the sense of imbalanced-learn (``fit_resample``), not a scikit-learn
     transformer: it changes the number of samples. Input that is not linearly separable raises
     :class:`NotSeparableError`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from svmrepro.algorithms import PotentialSVFilter
+    >>> X, y = make_blobs(n_samples=100, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> PotentialSVFilter().fit(X, y).support_
+    array([ 1, 31, 35, 42, 45, 46, 93])
     """
 
     _parameter_constraints = {
@@ -376,17 +387,7 @@ class PotentialSVFilter(BaseEstimator):
         return self.X_.copy(), self.y_.copy()
 
 
-def _model_has(method: str):
-    """``available_if`` check: the fitted model (else the configured one, SVC by default) has ``method``."""
-
-    def check(self):
-        model = getattr(self, "estimator_", None) or self.estimator or SVC()
-        return hasattr(model, method)
-
-    return check
-
-
-class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
+class PotentialSVClassifier(FinalModelProbabilities, ClassifierMixin, BaseEstimator):
     """Fit ``estimator`` on the potential SVs of the training data only.
 
     Parameters
@@ -399,11 +400,16 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    selector_, estimator_ : the fitted filter and model
+    selector_ : the fitted filter
+    estimator_ : the model, fitted on the potential SVs
     potential_sv_ : ndarray of int
         Training indices of the potential SVs, the rows ``estimator_`` was fitted on.
     support_ : ndarray of int
         Training indices of the model's support vectors (when it has ``support_``).
+    support_vectors_ : ndarray of shape (n_sv, n_features)
+        ``X[support_]`` (when the model has ``support_``, as SVC).
+    n_support_ : ndarray of shape (2,), dtype int32
+        Support vectors of each class, in the order of ``classes_``.
     support_counts_ : dict
     diagnostics_ : dict
         ``n_potential_sv``, ``n_discarded``, ``discard_fraction``, ``filter_time_s``,
@@ -414,13 +420,27 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
     -----
     Two classes only, as potential SVs are defined. The checks of the slides' claims (retraining on
     the potential SVs only, data arriving later) are an analysis of the experiments, not part of
-    the estimator: :class:`svmrepro.analyses.retraining.RetrainingAudit`.
+    the estimator: :class:`svmrepro.analyses.retraining.RetrainingAudit`. ``decision_function``,
+    ``predict_proba`` and ``predict_log_proba`` are the model's, where it has them.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from svmrepro.algorithms import PotentialSVClassifier
+    >>> X, y = make_blobs(n_samples=100, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> model = PotentialSVClassifier().fit(X, y)
+    >>> model.diagnostics_["n_potential_sv"]  # the SVM is fitted on these 7 of the 100 points
+    7
+    >>> model.n_support_
+    array([1, 1], dtype=int32)
     """
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "selector": [HasMethods(["fit"]), None],
     }
+
+    _final_model = "estimator_"  # its predict_proba and predict_log_proba (FinalModelProbabilities)
 
     def __init__(self, estimator=None, *, selector=None):
         self.estimator = estimator
@@ -457,6 +477,7 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "support_"):
             self.support_ = psv[self.estimator_.support_]
+            self.support_vectors_, self.n_support_ = support_vectors(X, y, self.support_, self.classes_)
         self.support_counts_ = support_counts(self.estimator_)
         history = self.selector_.history_
         self.diagnostics_ = {
@@ -477,7 +498,7 @@ class PotentialSVClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self.estimator_.predict(validate_data(self, X, reset=False))
 
-    @available_if(_model_has("decision_function"))
+    @available_if(final_model_has("decision_function", "estimator_", "estimator"))
     def decision_function(self, X):
         """The model's decision values (a blocked kernel expansion for an SVC)."""
         check_is_fitted(self)

@@ -76,7 +76,7 @@ def decompose(cache: KernelCache, y, C, epsilon, q, tol, max_iter=None) -> Decom
 class EpsilonSVRBase(RegressorMixin, BaseEstimator):
     """Parameters, fitted attributes and ``predict`` shared by this paper's epsilon-SVR solvers.
 
-    Fitted attributes as :class:`sklearn.svm.SVR`: ``support_``, ``support_vectors_``,
+    Fitted attributes as :class:`sklearn.svm.SVR`: ``support_``, ``support_vectors_``, ``n_support_``,
     ``dual_coef_`` (beta of the SVs, shape (1, n_SV)), ``intercept_`` (shape (1,)), ``n_iter_``;
     plus ``support_counts_`` (bounded: |alpha_i - alpha*_i| = C_i) and ``diagnostics_``.
     """
@@ -95,6 +95,7 @@ class EpsilonSVRBase(RegressorMixin, BaseEstimator):
     def _set_solution(self, X, y, beta, phi, C, diagnostics: dict):
         self.support_ = np.flatnonzero(beta)
         self.support_vectors_ = X[self.support_]
+        self.n_support_ = np.array([self.support_.size], dtype=np.int32)  # as sklearn.svm.SVR's
         self.dual_coef_ = beta[self.support_][None, :]
         self.intercept_ = np.array([intercept(beta, phi, C, self.epsilon)])
         bounded = int(np.sum(np.abs(self.dual_coef_[0]) >= C[self.support_] * (1 - BOUND_RTOL)))
@@ -123,7 +124,7 @@ class DecompositionSVR(EpsilonSVRBase):
     ----------
     kernel : {"linear", "rbf"}, default="rbf"
     gamma : {"scale", "auto"} or float, default="scale"
-        RBF width, k(x, z) = exp(-gamma |x - z|^2); as in :class:`sklearn.svm.SVR`.
+        RBF width, ``k(x, z) = exp(-gamma |x - z|^2)``; as in :class:`sklearn.svm.SVR`.
     C : float, default=1.0
     epsilon : float, default=0.1
         Half width of the insensitive tube.
@@ -139,6 +140,17 @@ class DecompositionSVR(EpsilonSVRBase):
 
     Attributes
     ----------
+    support_ : ndarray
+        Indices of the support vectors; this and the next four as :class:`sklearn.svm.SVR`'s.
+    support_vectors_ : ndarray of shape (n_sv, n_features)
+    n_support_ : ndarray of shape (1,), dtype int32
+    dual_coef_ : ndarray of shape (1, n_sv)
+        beta of the support vectors.
+    intercept_ : ndarray of shape (1,)
+    n_iter_ : int
+        Working sets.
+    support_counts_ : dict
+        ``n_sv``, ``n_bounded_sv`` (``|alpha_i - alpha*_i| = C_i``), ``n_free_sv``.
     diagnostics_ : dict
         ``gap`` (G before each iteration), ``n_iter``, ``cache_hit_rate``, ``kernel_evaluations``,
         ``subproblem_steps`` (active-set steps in all), ``final_gap``, ``dual_objective``.
@@ -153,6 +165,15 @@ class DecompositionSVR(EpsilonSVRBase):
     ----------
     P. Laskov, "An Improved Decomposition Algorithm for Regression Support Vector Machines",
     NIPS 12, 1999.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from svmrepro.algorithms import DecompositionSVR
+    >>> X, y = make_regression(n_samples=200, n_features=4, noise=5.0, random_state=0)
+    >>> model = DecompositionSVR(C=100.0).fit(X, y)
+    >>> round(model.score(X, y), 3)
+    0.987
     """
 
     _parameter_constraints: dict = {

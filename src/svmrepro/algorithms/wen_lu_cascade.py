@@ -141,6 +141,8 @@ class WenLuCascadeSVC(CascadeClassifier):
         The step-3 SVM (trained on labels -1/+1); ``predict`` and ``decision_function`` use it.
     support_ : indices into X of its support vectors (sorted)
     support_vectors_ : ndarray of shape (n_sv, n_features)
+    n_support_ : ndarray of shape (2,), dtype int32
+        Support vectors of each class, in the order of ``classes_`` (as :class:`sklearn.svm.SVC`).
     support_counts_ : dict with ``n_sv``, ``n_bounded_sv``, ``n_free_sv`` of the final SVM
     n_iter_ : the final SVM's ``n_iter_``
     steps_ : list of the three steps, each a list of :class:`~svmrepro.algorithms.cascade.Subproblem`
@@ -158,12 +160,27 @@ class WenLuCascadeSVC(CascadeClassifier):
     Notes
     -----
     Rows with ``sample_weight <= 0`` take no part in any step (LIBSVM drops them); they are not
-    counted in ``r``'s split.
+    counted in ``r``'s split. ``predict_proba`` and ``predict_log_proba`` are the final SVM's, where
+    ``estimator`` has them (``SVC(probability=True)``: every sub-SVM then fits its Platt scaling too).
 
     References
     ----------
     Y.-M. Wen, B.-L. Lu. A cascade method for reducing training time and the number of support
     vectors. ISNN 2004, LNCS 3173, 480-486.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.svm import SVC
+    >>> from svmrepro.algorithms import WenLuCascadeSVC
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> model = WenLuCascadeSVC(SVC(C=10.0)).fit(X, y)
+    >>> model.diagnostics_["step_n_sv"]  # support vectors after steps 1, 2 and 3
+    [376, 273, 143]
+    >>> model.n_support_
+    array([73, 70], dtype=int32)
+    >>> model.predict(X[:5])
+    array([1, 1, 0, 1, 1])
     """
 
     _parameter_constraints: dict = {
