@@ -449,8 +449,9 @@ class Store:
         Models column); returns the model's id. Made with the client (a logged model, its files, the
         run's output), so no process-wide active run or tracking URI is involved.
 
-        Serialized with cloudpickle: MLflow's default, skops, refuses any type not on its list
-        (svmrepro's estimators, a grid search's results), and gives no safety on loading here, as
+        Serialized with cloudpickle: MLflow's default, skops, refuses any type not on its list (a grid
+        search's results; svmrepro's estimators are declared to it, :mod:`svmrepro.algorithms.persistence`),
+        and gives no safety on loading here, as
         MLflow 3 loads a skops model only with ``MLFLOW_ALLOW_PICKLE_DESERIALIZATION=true`` too
         (the model's own MLmodel file lists the types it trusts)."""
         import tempfile
