@@ -63,7 +63,7 @@ OLD_WHEN_SET_KEYS = {"surface", "analysis"}
 #: settings added since, null unless a run sets them (a config then had no such key)
 NEW_KEYS = {"measure"}
 #: settings added since that never belong to an identity (how a run shares the machine)
-NEW_NON_IDENTITY_KEYS = {"timing"}
+NEW_NON_IDENTITY_KEYS = {"timing", "confirm"}  # confirm: the seeds of the confirmatory phase (issue 48)
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
