@@ -27,7 +27,9 @@ autodoc_member_order = "bysource"
 # only the site's own pages and the generated results; results/quick/ (make reproduce, not committed)
 # and the tutorial's study folder (configuration files, included by path) are no pages
 include_patterns = ["docs/**", "results/**"]
-exclude_patterns = ["results/quick/**", "docs/tutorial/study/**", "docs/_root/**"]
+# results/confirm/ (the confirmatory phase's outputs) is read through the scoreboard's confirmed column and the
+# forest plots; its pages stay files of the repository
+exclude_patterns = ["results/quick/**", "results/confirm/**", "docs/tutorial/study/**", "docs/_root/**"]
 source_suffix = {".md": "markdown"}
 
 # heading anchors as GitHub makes them, so `page.md#a-heading` links work on the site as on GitHub;
