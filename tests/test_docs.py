@@ -6,6 +6,7 @@ or in a file a page includes, fails the build."""
 import csv
 import dataclasses
 import importlib.util
+import inspect
 import re
 import shutil
 import subprocess
@@ -31,6 +32,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     assert built.returncode == 0, built.stderr
     check_paper_pages(tmp_path)
     check_reference(tmp_path)
+    check_api(tmp_path)
     check_tutorial(tmp_path)
 
 
@@ -94,6 +96,21 @@ def check_reference(site: Path) -> None:
     assert sources
     for source in sources:
         assert f"{source.__module__}.{source.__qualname__}" in configuration
+
+
+def check_api(site: Path) -> None:
+    """The API page documents each public estimator of ``svmrepro.algorithms`` (walked from its ``__all__``) from
+    its docstring: its signature, parameters, fitted attributes and the example with its import line."""
+    import svmrepro.algorithms as algorithms
+
+    api = page(site, "docs/reference/api.html")
+    starts = sorted((api.index(f'id="svmrepro.algorithms.{name}"'), name) for name in algorithms.__all__)
+    for (start, name), (end, _) in zip(starts, [*starts[1:], (len(api), "")]):
+        shown = text_of(api[start:end])
+        assert "Parameters:" in shown or not inspect.signature(getattr(algorithms, name)).parameters, name
+        assert "Variables:" in shown and "Examples" in shown, name
+        assert f"from svmrepro.algorithms import {name}" in shown or \
+            re.search(rf"from svmrepro.algorithms import [\w, ]*\b{name}\b", shown), name
 
 
 def check_tutorial(site: Path) -> None:
