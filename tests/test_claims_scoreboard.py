@@ -78,7 +78,7 @@ def test_claims_csv_has_one_row_per_claim_in_the_agreed_columns(results):
                                    "measured parallel fit"
     assert (speech["verdict"], speech["runs"], speech["seeds"], speech["registered"]) == ("not run", 0, 0, REGISTERED)
     assert all(pd.isna(speech[name]) for name in ("statistic", "estimate", "low", "expect_low", "amended", "conditions"))
-    assert (results / "claims.csv").read_text().splitlines()[2] == f"toy,speech,finding,not run,,,,,,,,,0,0,{REGISTERED}{',' * 14}"
+    assert (results / "claims.csv").read_text().splitlines()[2] == f"toy,speech,finding,not run,,,,,,,,,0,0,{REGISTERED}{',' * 14},not run,,,,0,0"
 
 
 def test_an_output_page_shows_conditions_and_links_the_amendment_on_the_scoreboard(results):

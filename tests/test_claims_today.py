@@ -156,7 +156,7 @@ def test_claims_csv_has_the_today_columns(results):
 def test_the_scoreboard_has_a_column_against_todays_solver_for_timing_claims(results):
     page = write_scoreboard(["toy"], results, "full")[0].read_text()
     header = next(line for line in page.splitlines() if line.startswith("| paper |"))
-    assert "| verdict | against today's solver |" in header
+    assert "| verdict | confirmed | against today's solver |" in header
     rows = {line.split(" | ")[1]: line.split(" | ") for line in page.splitlines() if line.startswith("| toy |")}
     column = header.split(" | ").index("against today's solver")
     assert rows["Table 1: b trains faster than a"][column] == "**not supported**; inside: **supported**"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from difflib import get_close_matches
+from pathlib import Path
 
 from svmrepro.locations import config_dirs
 
@@ -18,11 +19,28 @@ from svmrepro.locations import config_dirs
 _CHOICE = re.compile(r"^choice\((?P<inner>.*)\)$")
 
 
-def group_options(group: str) -> list[str]:
-    """The options of config group ``group`` (``experiment``: ``<paper>/<id>``) in every config folder."""
+def group_options(group: str, extra: Iterable[Path] = ()) -> list[str]:
+    """The options of config group ``group`` (``experiment``: ``<paper>/<id>``) in every config folder (and the
+    folders ``extra``: a command line's ``hydra.searchpath``)."""
+    roots = [*config_dirs(), *extra]
     found = {path.relative_to(root / group).with_suffix("").as_posix()
-             for root in config_dirs() if (root / group).is_dir() for path in (root / group).rglob("*.yaml")}
+             for root in roots if (root / group).is_dir() for path in (root / group).rglob("*.yaml")}
     return sorted(found)
+
+
+def searchpath_folders(arguments: Iterable[str]) -> list[Path] | None:
+    """The ``file://`` folders of a ``hydra.searchpath=[...]`` override; None when it names a package
+    (``pkg://``), whose options cannot be listed here."""
+    folders: list[Path] = []
+    for argument in arguments:
+        key, _, value = argument.partition("=")
+        if key.lstrip("+~") != "hydra.searchpath":
+            continue
+        for entry in re.findall(r"[a-z]+://[^,\]]+", value):
+            if not entry.startswith("file://"):
+                return None
+            folders.append(Path(entry.removeprefix("file://").strip("'\"")))
+    return folders
 
 
 def suggestion(wanted: str, valid: Iterable[str]) -> str:
@@ -46,6 +64,10 @@ def _values(value: str) -> list[str]:
 def unknown_options(arguments: Iterable[str], groups: Iterable[str]) -> list[str]:
     """One line per option of a config group (``groups``) on the command line ``arguments`` that no config
     folder has: the key, the value, the closest option and the count of valid ones."""
+    arguments = list(arguments)
+    extra = searchpath_folders(arguments)
+    if extra is None:  # a package on Hydra's search path: Hydra itself says what is missing
+        return []
     groups, lines = set(groups), []
     for argument in arguments:
         if argument.startswith("-") or "=" not in argument:
@@ -54,7 +76,7 @@ def unknown_options(arguments: Iterable[str], groups: Iterable[str]) -> list[str
         key = key.lstrip("+~")
         if key not in groups:
             continue
-        valid = group_options(key)
+        valid = group_options(key, extra)
         for option in _values(value):
             if option not in valid:
                 hint = suggestion(option, valid)

@@ -118,7 +118,7 @@ def runs_table(path: Path, text: str) -> pd.DataFrame:
     check_cells(path, frame, lines)
     metrics = [c for c in header if c.startswith("metrics.")]
     frame[metrics] = frame[metrics].apply(pd.to_numeric, errors="coerce")
-    return with_phase(frame)
+    return frame
 
 
 #: the runs table's column of each run's phase (issue 48)

@@ -109,7 +109,8 @@ def forest_lines(papers: list[str], verdicts: list[Verdict], confirms: list[Verd
     lines that show them on the scoreboard."""
     shown = confirms if confirms is not None else [None] * len(verdicts)
     written = [(paper, write_forest(paper, verdicts, shown, results_dir / paper)) for paper in papers]
-    figures = [f"[![{paper}]({paper}/{FOREST})]({paper}/{FOREST})" for paper, path in written if path is not None]
+    figures = [f'<a href="{paper}/{FOREST}"><img src="{paper}/{FOREST}" alt="{paper}" width="100%"></a>'
+               for paper, path in written if path is not None]
     if not figures:
         return []
     return ["The findings at a glance, one figure per paper: each finding's estimate and 95 % interval (circle: "
