@@ -72,7 +72,7 @@ from svmrepro.data.user_code import configs_only
 from svmrepro.compose import (
     compose_config, composition_cache, config_groups, experiments, papers, searchpath_override, use_config_dirs,
 )
-from svmrepro.locations import CONF_DIR, PLANS_DIR, check_writable, user_config_dirs
+from svmrepro.locations import CONF_DIR, PLANS_DIR, check_writable
 from svmrepro.environment import git_source
 from svmrepro.options import unknown_options
 from svmrepro.errors import DataError, SvmReproError
@@ -552,8 +552,7 @@ def runs_dirs(plan: Plan) -> list[Path]:
 def own_papers() -> list[str]:
     """The papers of the user's config folders (``--config-dir``): a study's own, not the package's five."""
     package = {p.name for p in (CONF_DIR / "experiment").iterdir() if p.is_dir()}
-    return sorted({p.name for root in user_config_dirs() if (root / "experiment").is_dir()
-                   for p in (root / "experiment").iterdir() if p.is_dir() and p.name not in package})
+    return [paper for paper in papers() if paper not in package]
 
 
 def scope(args: argparse.Namespace) -> list[str]:
