@@ -531,20 +531,57 @@ def small_disk(tmp_path):
         subprocess.run(["umount", str(folder)], check=True)
 
 
-def test_a_full_disk_is_one_line_per_failed_job_and_the_finished_runs_are_kept(small_disk, tmp_path):
+def test_a_full_disk_stops_the_sweep_in_one_line_naming_the_path_and_the_finished_runs_are_kept(small_disk, tmp_path):
+    """Issue 46, item 10: the first job whose write is refused stops the sweep (the jobs after it never start),
+    one line names the cause and the path, the sweep run ends FAILED and the runs that finished are whole."""
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = _cli("-m", "seed=range(4)", "dataset=checkerboard", "+surface.resolution=100", f"tracking.uri={store}",
+    done = _cli("-m", "seed=range(6)", "dataset=checkerboard", "+surface.resolution=100", f"tracking.uri={store}",
                 f"tracking.artifact_root={small_disk / 'artifacts'}", f"hydra.sweep.dir={small_disk / 'sweep'}")
     output = done.stdout + done.stderr
     assert done.returncode == 1
     assert "Traceback" not in output and "Logging error" not in output, output[-3000:]
     failed = [line for line in output.splitlines() if re.search(r"job \d failed", line)]
-    stopped = [line for line in done.lines if line.startswith("svmrepro-run: the sweep stopped: ")]
-    assert failed or stopped, output[-3000:]
-    assert all(line.endswith("failed: no space left on the device: OSError: [Errno 28] No space left on device")
-               for line in failed), failed
-    assert all("No space left on device" in line for line in stopped), stopped
+    disk = re.escape(str(small_disk))
+    where = rf"no space left on the device: {disk}/\S+( or {disk}/\S+)? \(OSError: \[Errno 28\] No space left on device\)"
+    assert failed and all(re.search(rf"failed: {where}$", line) for line in failed), failed
+    stop = re.fullmatch(rf"svmrepro-run: the sweep stopped( at job \d)?: {where}", done.lines[-2])
+    assert stop and done.lines[-1].strip().endswith("the same command runs the rest"), done.lines[-3:]
     client = MlflowClient(store)
-    finished = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id], "attributes.status = 'FINISHED'")
+    experiment = client.get_experiment_by_name("adhoc").experiment_id
+    runs = client.search_runs([experiment], "tags.`svmrepro.kind` != 'sweep'")
+    finished = [run for run in runs if run.info.status == "FINISHED"]
     assert sum(" FINISHED: " in line for line in output.splitlines()) == len(finished) >= 1
     assert all("test_error" in run.data.metrics for run in finished)
+    assert len(runs) < 6, "jobs started after the sweep stopped"
+    (sweep,) = client.search_runs([experiment], "tags.`svmrepro.kind` = 'sweep'")
+    assert sweep.info.status == "FAILED"
+
+
+def test_a_refused_write_is_named_by_its_cause_and_path_whatever_reports_it():
+    """The causes item 10 names (a full disk, a quota, ``ulimit -f``, an I/O error), as an OSError deep in a
+    chain or as SQLite's message through MLflow; any other error is not the storage's."""
+    import errno
+
+    from svmrepro.errors import storage_failure
+
+    def chained(inner, outer):
+        try:
+            try:
+                raise inner
+            except Exception as cause:
+                raise outer from cause
+        except Exception as error:
+            return error
+
+    big = OSError(errno.EFBIG, "File too large", "/s/artifacts/model.pkl")
+    assert storage_failure(chained(big, RuntimeError("log_artifact failed"))) == (
+        "file too large for the file-size limit (ulimit -f): /s/artifacts/model.pkl")
+    assert storage_failure(OSError(errno.EDQUOT, "Disk quota exceeded", "/q/f")) == "disk quota exceeded: /q/f"
+    sqlite = RuntimeError("(raised as a result of Query-invoked autoflush; ...) (sqlite3.OperationalError) disk I/O error")
+    assert storage_failure(sqlite, "sqlite:////s/mlflow.db") == "input/output error on the disk: sqlite:////s/mlflow.db"
+    assert storage_failure(OSError(errno.ENOSPC, "No space left on device")) == (
+        "no space left on the device (OSError: [Errno 28] No space left on device)")
+    assert storage_failure(OSError(errno.ENOSPC, "No space left on device"), places=["/no/such/a", "/no/such/b"]) == (
+        "no space left on the device: /no/such/a or /no/such/b (OSError: [Errno 28] No space left on device)")
+    assert storage_failure(OSError(errno.ENOENT, "No such file", "/x")) is None
+    assert storage_failure(ValueError("bad C")) is None

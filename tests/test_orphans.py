@@ -88,6 +88,19 @@ def test_the_workers_of_a_sweep_end_when_its_process_is_killed(root):
     assert all("SIGTERM received by process" in run.tags[KILLED_REASON_TAG] for run in runs)
 
 
+def test_the_workers_of_a_sweep_end_when_its_process_is_killed_as_they_start(root):
+    """Issue 46, item 6: killed as soon as the workers are there, before either runs a job (a job's start
+    takes a second or more in a fresh worker: imports, Hydra's set-up); they watch their parent from their
+    start (the loky pool's initializer), not from their first job. Before: LokyProcess-1 and both resource
+    trackers still alive, re-parented, over 100 s later."""
+    def starting(process):
+        return len(_loky_workers(process)) >= 1 and _status_counts(root / "mlflow.db")["RUNNING"] == 0
+
+    family, left = _kill_main_once(_sweep_command(root, "orphaned_early"), root, starting)
+    assert len(family) >= 2  # a worker and a resource tracker at least
+    assert left == [], f"still running {ENDED_WITHIN_S} s after the sweep's process was killed: {left}"
+
+
 def test_the_sub_model_workers_of_a_run_end_when_its_process_is_killed(root):
     command = [sys.executable, "-m", "svmrepro", f"hydra.searchpath=[file://{root / 'conf'}]", "algorithm=faulty_cascade",
                "dataset.n_train=40", "dataset.n_test=40", f"tracking.uri=sqlite:///{root / 'mlflow.db'}",

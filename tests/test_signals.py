@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from mlflow.tracking import MlflowClient
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 
 from svmrepro import signals
@@ -101,16 +102,19 @@ def test_sigterm_stops_an_in_process_sweep(root):
     assert Counter(run.status for run in _runs(root)) == {"KILLED": 1}
 
 
-def test_sigterm_just_after_the_sweep_ended_exits_143_with_one_line(root):
+@pytest.mark.parametrize("delay_s", [0.0, 0.3])
+def test_sigterm_just_after_the_sweep_ended_exits_143_with_one_line(root, delay_s):
     """The sweep has ended and the process is ending (Python's shutdown waits for joblib's workers):
-    a SIGTERM then is a stop like any other, not an exception the shutdown ignores (which exited 0)."""
+    a SIGTERM then is a stop like any other, not an exception the shutdown ignores (which exited 0).
+    At once (issue 46, item 13), while the sweep run is being closed, the stop waits for it: the sweep run
+    FINISHED, not left RUNNING for the next sweep to mark KILLED."""
     sweep = subprocess.Popen(_sweep_command(root, "ended"), env=_env(), cwd=root, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         for line in sweep.stdout:
             if "sweep ended" in line:
                 break
-        time.sleep(0.3)
+        time.sleep(delay_s)
         assert sweep.poll() is None, "the process ended before the signal: nothing tested"
         sweep.send_signal(signal.SIGTERM)
         output = sweep.communicate(timeout=60)[0]
@@ -124,6 +128,10 @@ def test_sigterm_just_after_the_sweep_ended_exits_143_with_one_line(root):
         "the same command runs the rest"
     ]
     assert "Traceback" not in output and "Exception ignored" not in output
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    (sweep_run,) = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id],
+                                      "tags.`svmrepro.kind` = 'sweep'")
+    assert sweep_run.info.status == "FINISHED"
 
 
 @pytest.mark.parametrize(("module", "program", "args"), [

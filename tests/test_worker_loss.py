@@ -123,6 +123,34 @@ def test_a_fit_whose_last_worker_dies_fails_within_the_timeout_in_one_line(tmp_p
     assert time.monotonic() - started < 1.5 * FIT_SECONDS + 2 + 5  # the kill, the timeout, the client's polling
 
 
+def test_a_call_cancelled_because_every_worker_went_fails_within_the_timeout_in_one_line(tmp_path, monkeypatch):
+    """With every worker gone mid-fit, dask cancels the call's tasks at once ("already forgotten")
+    rather than waiting for a worker: the same one line as a cluster that had none (issue 46, item 8),
+    not the cancellation's traceback. Made certain here: the first-stage call kills the last worker,
+    then is cancelled."""
+    from distributed.client import FutureCancelledError
+
+    from svmrepro.algorithms import parallel
+
+    class LosesEveryWorker(parallel.Parallel):
+        def __call__(self, iterable):
+            cluster.kill_all_workers()
+            cluster.workers[0].wait(timeout=10)
+            raise FutureCancelledError("batch_of__call_limited_1_calls", "already forgotten")
+
+    monkeypatch.setattr(parallel, "Parallel", LosesEveryWorker)
+    with dask_processes(tmp_path, n_workers=1) as cluster:
+        started = time.monotonic()
+        with pytest.raises(ConfigError) as failed, backend_context("dask", address=cluster.address, timeout=2):
+            CrossTrainingSVC(SVC(**RBF), n_subsets=6, random_state=0, n_jobs=2).fit(X, y)
+        seconds = time.monotonic() - started
+    assert str(failed.value) == (
+        f"parallel.address={cluster.address}: no dask worker after 2 s (parallel.timeout); start workers "
+        f"(dask worker {cluster.address}) or point parallel.address at a cluster that has some"
+    )
+    assert seconds < 15  # the timeout, the client's polling; not a wait for ever
+
+
 @pytest.fixture
 def closed_port() -> int:
     with socket.socket() as probe:

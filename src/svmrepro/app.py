@@ -32,7 +32,6 @@ from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow 
 
 one_line_stop("svmrepro-run")
 
-import errno
 import logging
 import os
 import sys
@@ -58,11 +57,11 @@ from svmrepro.locations import (
     config_dirs_value,
     user_config_dirs,
 )
-from svmrepro.errors import SvmReproError, error_line
+from svmrepro.errors import SvmReproError, SweepStopped, error_line, storage_failure
 from svmrepro.options import unknown_options
 from svmrepro.redact import redact
 from svmrepro.signals import MAIN_PID_ENV
-from svmrepro.sweep import SWEEPER_TARGET, progress
+from svmrepro.sweep import SWEEPER_TARGET, failures, progress
 from svmrepro.sweep.folder import claim as claim_sweep_folder
 from svmrepro.sweep.jobs import per_job
 
@@ -74,7 +73,6 @@ settings.register()
 
 QUIET_FLAG = "--quiet"
 MULTIRUN_FLAGS = ("-m", "--multirun")
-NO_SPACE_ERRNOS, SQLITE_FULL = (errno.ENOSPC, errno.EDQUOT), "database or disk is full"
 #: the sweepers that run grids and ignore what a job returns; any other is taken to minimize it
 GRID_SWEEPERS = (SWEEPER_TARGET, "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
 
@@ -129,18 +127,6 @@ def objective(result: RunResult, hydra_cfg) -> float | None:
     return value
 
 
-def no_space(exc: BaseException) -> str | None:
-    """``no space left on the device: <error>`` when ``exc`` or an exception it came from is a full
-    disk (an OSError's ENOSPC or EDQUOT, SQLite's "database or disk is full" through MLflow), else None."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if (isinstance(exc, OSError) and exc.errno in NO_SPACE_ERRNOS) or SQLITE_FULL in str(exc):
-            return f"no space left on the device: {error_line(exc)}"
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def job(cfg: DictConfig) -> float | None:
     hydra_cfg = HydraConfig.get()
@@ -150,6 +136,8 @@ def job(cfg: DictConfig) -> float | None:
     logging.raiseExceptions = False
     started, status = time.perf_counter(), progress.FAILED
     try:
+        if sweeping and failures.stopped(hydra_cfg.sweep.dir):  # another job's write was refused
+            raise SweepStopped("not started: the sweep stopped at a job whose write the file system refused")
         with signals.stopping_job(in_worker=signals.in_sweep_worker()):
             # imported when a run runs, not with the command line: scikit-learn, MLflow and the algorithms
             # take seconds, which shell completion (-sc query) and --help would wait for at every Tab
@@ -170,9 +158,12 @@ def job(cfg: DictConfig) -> float | None:
         print(redact(f"svmrepro-run: error: {exc}"), file=sys.stderr)
         sys.exit(2)
     except Exception as exc:  # a bug or a failed fit: its traceback in the job's log (and, once a run exists, in MLflow)
-        full = no_space(exc)
+        places = [str(place) for place in (cfg.tracking.get("artifact_root"), hydra_cfg.runtime.output_dir)
+                  if place and "://" not in str(place)]
+        full = storage_failure(exc, redact(str(cfg.tracking.uri)), places)
         if sweeping:
-            if full:  # the machine's failure, not the code's: one line
+            if full:  # the machine's failure, not the code's: one line, and the sweep stops
+                failures.stop(hydra_cfg.sweep.dir)
                 log.error("job %s failed: %s", hydra_cfg.job.num, full)
             else:
                 log.exception("job %s failed", hydra_cfg.job.num)
@@ -190,8 +181,13 @@ def job(cfg: DictConfig) -> float | None:
         if sweeping:
             from svmrepro.store import log_progress
 
-            line = progress.record(hydra_cfg.sweep.dir, hydra_cfg.job.num, status, time.perf_counter() - started)
-            log_progress(hydra_cfg.sweep.dir, cfg.tracking.uri, cfg.tracking.artifact_root)
+            try:
+                line = progress.record(hydra_cfg.sweep.dir, hydra_cfg.job.num, status, time.perf_counter() - started)
+                log_progress(hydra_cfg.sweep.dir, cfg.tracking.uri, cfg.tracking.artifact_root)
+            except Exception as exc:  # the disk that failed the job fails its progress too: the job's own error stands
+                if not storage_failure(exc):
+                    raise
+                line = None
             if line and not progress.quiet():
                 log.info(line)
     return value
@@ -248,6 +244,9 @@ def main() -> None:
         sys.exit(stop.exit_code)
     finally:  # a stop while the process ends (joblib's workers shutting down) still exits 128 + the signal
         signals.exit_on_signal(stop_line)
+        if (held := signals.released()) is not None:  # held through a sweep's end that failed before its run closed
+            print(stop_line(held), file=sys.stderr)
+            sys.exit(held.exit_code)
 
 
 def stop_line(stop: signals.Interrupted) -> str:

@@ -30,6 +30,7 @@ from svmrepro.environment import environment_tags, git_source
 from svmrepro.errors import SvmReproError
 from svmrepro.locations import source_checkout
 from svmrepro.report.readme_times import COLUMNS, MEASUREMENTS, NAMES, read_measurements, readme_commands, with_times
+from svmrepro.writing import write_file
 
 
 def children_cpu_s() -> float:
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                 record(row, measurements)
                 print(f"`{commands[name]}`: {row['wall_s']} s wall, {row['cpu_s']} s CPU", flush=True)
         finally:
-            readme.write_text(with_times(readme, measurements))
+            write_file(readme, with_times(readme, measurements))
     except SvmReproError as exc:
         print(f"svmrepro.readme_times: error: {exc}", file=sys.stderr)
         return 2

@@ -169,6 +169,31 @@ def held() -> Iterator[None]:
             _stop(signum)
 
 
+def hold() -> None:
+    """From now on a signal waits for :func:`release` (or :func:`released`), as in :func:`held`: for the end
+    of a sweep, from its last log line until its run is closed, which a stop would leave RUNNING (and the
+    next sweep would mark a finished sweep KILLED). Main thread only."""
+    global _held_depth
+    if threading.current_thread() is threading.main_thread():
+        _held_depth += 1
+
+
+def release() -> None:
+    """End every hold (:func:`hold`, :func:`held`); a signal that came meanwhile stops the process now."""
+    stop = released()
+    if stop is not None:
+        _stop(stop.signum)
+
+
+def released() -> Interrupted | None:
+    """End every hold; the stop a signal that came meanwhile asks for (not raised), else None."""
+    global _held_depth, _held_signal
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    _held_depth, (signum, _held_signal) = 0, (_held_signal, None)
+    return None if signum is None else Interrupted(signum)
+
+
 def install() -> None:
     """From now on SIGTERM and SIGINT raise :class:`Interrupted` in the main thread (children stopped first)."""
     for sig in SIGNALS:

@@ -44,6 +44,7 @@ def run_sweeps(sweeps: list[tuple[str, list[str]]], status: TextIO) -> None:
         except SystemExit as stop:
             code = exit_code(stop)
         print(json.dumps({"experiment": experiment, "code": code}), file=status, flush=True)
+        signals.release()  # a sweep that failed before its run closed leaves its end's hold (signals.hold)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -43,10 +43,12 @@ from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
-from svmrepro.errors import error_line
+from svmrepro import signals
+from svmrepro.errors import error_line, storage_failure
 from svmrepro.redact import redact
 from svmrepro.sweep import failures, progress
 from svmrepro.sweep.failures import failure_line
+from svmrepro.writing import write_file
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +148,7 @@ class ModeSweeper(Sweeper):
         jobs = [job for index, job in enumerate(runnable) if index not in finished]
         sweep_dir = Path(self.config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        (sweep_dir / "multirun.yaml").write_text(redact(OmegaConf.to_yaml(self.config)))
+        write_file(sweep_dir / "multirun.yaml", redact(OmegaConf.to_yaml(self.config)), root=sweep_dir)
         progress.start(sweep_dir, len(runnable), workers(self.config.hydra.get("launcher")))
         failures.start(sweep_dir)
         # jobs are numbered: launched ones first, then the skipped, then those never started
@@ -162,21 +164,30 @@ class ModeSweeper(Sweeper):
             line = failure_line(num, overrides, reason)
             log.warning("job not started: %s", line)
             failures.record(sweep_dir, num, line)
+        from svmrepro.sweep.workers import watching_parent  # joblib: imported when a sweep runs
+
         started, returns = time.perf_counter(), []
         for batch in batches(jobs, self.max_batch_size):
             try:
-                returns.append(self.launcher.launch(batch, initial_job_idx=sum(map(len, returns))))
-            except Exception as exc:  # a worker process died (out of memory?): joblib gives up the batch
-                print(f"svmrepro-run: the sweep stopped: {error_line(exc)}\n  the runs that finished are kept; "
-                      "the same command runs the rest", file=sys.stderr)
+                with watching_parent():  # a worker killed with this process ends as it starts, not at its first job
+                    returns.append(self.launcher.launch(batch, initial_job_idx=sum(map(len, returns))))
+            except Exception as exc:  # a worker process died (out of memory?), or a write of the launcher's was refused
+                cause = storage_failure(exc, redact(str(self.config.tracking.uri)), [str(sweep_dir)])
+                print(f"svmrepro-run: the sweep stopped: {cause or error_line(exc)}\n  the runs that finished are "
+                      "kept; the same command runs the rest", file=sys.stderr)
                 sys.exit(1)
+            if failures.stopped(sweep_dir):
+                break
         ended = [ret for batch in returns for ret in batch]
+        if failures.stopped(sweep_dir):
+            self.stop_on_storage(ended, len(jobs))
         failed = self.failure_lines(ended, sweep_dir)
         recorded = progress.statuses(sweep_dir)
         counts = Counter(progress.SKIPPED if recorded.get(self.job_num(ret)) == progress.SKIPPED else progress.DONE
                          for ret in ended if ret.status == JobStatus.COMPLETED)
         counts[progress.SKIPPED] += len(finished)
         counts[progress.FAILED] = len(failed)
+        signals.hold()  # a stop from now waits until the sweep run is closed (SweepRun releases it)
         log.info("sweep ended: %d jobs in %s: %s", total, progress.clock(time.perf_counter() - started),
                  progress.counts_text(counts))
         if failed:
@@ -184,6 +195,18 @@ class ModeSweeper(Sweeper):
                   *failed, sep="\n  ", file=sys.stderr)
             sys.exit(1)
         return returns
+
+    def stop_on_storage(self, ended: list[JobReturn], launched: int) -> None:
+        """A job's write was refused (:func:`svmrepro.sweep.failures.stop`): one line naming the cause and the
+        path, exit 1; the sweep run is closed FAILED at exit, the runs that finished kept."""
+        store = redact(str(self.config.tracking.uri))
+        refused = sorted((self.job_num(ret), storage_failure(failures.job_error(ret), store)) for ret in ended
+                         if ret.status != JobStatus.COMPLETED)
+        num, cause = next(((num, cause) for num, cause in refused if cause), (None, "a job's write was refused"))
+        done = sum(ret.status == JobStatus.COMPLETED for ret in ended)
+        print(f"svmrepro-run: the sweep stopped at job {num}: {cause}\n  {done} of {launched} jobs ended before it "
+              "and their runs are kept; once the storage takes writes again, the same command runs the rest", file=sys.stderr)
+        sys.exit(1)
 
     @staticmethod
     def job_num(ret: JobReturn) -> int | None:

@@ -96,18 +96,31 @@ def _closed_without_workers(client, timeout: float):
 
 
 def lost_with_a_worker(error: Exception) -> bool:
-    """Whether ``error`` is dask's report of a task or an input that went with a lost worker, while
-    workers are left to run the call again.
+    """Whether ``error`` is dask's report of a task or an input that went with a lost worker.
 
     Every worker holds a copy of a fit's data when it starts
     (:func:`svmrepro.algorithms.parallel.data_on_cluster`), but dask's active memory manager drops
     copies no queued task needs yet, so a worker may die holding the last one: the call's tasks are
-    then cancelled ("already forgotten", "lost scattered data").
+    then cancelled ("already forgotten", "lost scattered data"). With every worker gone, the same
+    report comes at once, before the scheduler's wait for a worker (:func:`a_worker_within`).
     """
     from distributed import KilledWorker
     from distributed.client import FutureCancelledError
 
-    return isinstance(error, (FutureCancelledError, KilledWorker)) and workers_left() > 0
+    return isinstance(error, (FutureCancelledError, KilledWorker))
+
+
+def a_worker_within(timeout: float) -> bool:
+    """Whether the default dask client's scheduler has a worker, or gets one within ``timeout`` seconds."""
+    from distributed import default_client
+
+    if workers_left() > 0:
+        return True
+    try:
+        default_client().wait_for_workers(1, timeout=timeout)
+    except (TimeoutError, ValueError, OSError):  # none came; no client, or one closed
+        return False
+    return True
 
 
 def workers_left() -> int:

@@ -42,7 +42,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
-from svmrepro.algorithms.cluster_sessions import dask_client, lost_with_a_worker, no_worker_error, ray_session, workers_left
+from svmrepro.algorithms.cluster_sessions import (
+    a_worker_within, dask_client, lost_with_a_worker, no_worker_error, ray_session, workers_left,
+)
 from svmrepro.signals import end_with_parent
 
 #: joblib backends :func:`backend_context` accepts; dask needs ``dask[distributed]``, ray ``ray``
@@ -255,7 +257,12 @@ def _run_all(function: Callable, arguments: Sequence[tuple], shared: tuple, n_jo
                                  wait_for_workers_timeout=_ENGINE.get().timeout):
                 return call()
         except Exception as error:
-            if attempt == CLUSTER_ATTEMPTS or _ENGINE.get().name != "dask" or not lost_with_a_worker(error):
+            engine = _ENGINE.get()
+            if engine.name != "dask" or not lost_with_a_worker(error):
+                raise
+            if not a_worker_within(engine.timeout):  # every worker gone: the one line, as when none was there
+                raise no_worker_error(engine.address, engine.timeout) from None
+            if attempt == CLUSTER_ATTEMPTS:
                 raise
             log.warning("a dask worker was lost with data of this call (%s): the call runs again on the %d "
                         "workers left (attempt %d of %d)", type(error).__name__, workers_left(), attempt + 1,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from svmrepro import signals
 from svmrepro.environment import git_source
 from svmrepro.errors import error_line
 from svmrepro.redact import redact
@@ -28,6 +29,7 @@ from svmrepro.store.names import (
 from svmrepro.store.processes import process_tags
 from svmrepro.sweep import failures, progress
 from svmrepro.sweep.jobs import mode_sweep
+from svmrepro.writing import write_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,10 +135,7 @@ def log_progress(sweep_dir: str | Path, uri: str | None, artifact_root: str | No
 
 
 def write_sweep_run(sweep_dir: str | Path, run_id: str) -> Path:
-    path = Path(sweep_dir) / SWEEP_RUN_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"run_id": run_id}) + "\n")
-    return path
+    return write_file(Path(sweep_dir) / SWEEP_RUN_FILE, json.dumps({"run_id": run_id}) + "\n", root=sweep_dir)
 
 
 def sweep_run_id(sweep_dir: str | Path | None) -> str | None:
@@ -197,7 +196,10 @@ class PrepareStore(Callback):
         atexit.register(self._close, at_exit=True)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        self._close(at_exit=False)
+        try:
+            self._close(at_exit=False)
+        finally:  # a stop held since the sweep's end (the sweeper's signals.hold) stops the process now
+            signals.release()
 
     def _close(self, at_exit: bool) -> None:
         if self._sweep is None:
@@ -236,4 +238,9 @@ class PrepareStore(Callback):
         except Exception as exc:  # at exit, after the sweep's own error: one line, not a second traceback
             if not at_exit:
                 raise
-            log.warning("sweep run %s left RUNNING: %s", run_id, error_line(exc))
+            try:  # its summary could not be written (a full disk?): its end, one small update, may still be
+                store.terminate(run_id, "FAILED")
+            except Exception:  # noqa: BLE001
+                log.warning("sweep run %s left RUNNING: %s", run_id, error_line(exc))
+            else:
+                log.warning("sweep run %s marked FAILED without its summary: %s", run_id, error_line(exc))

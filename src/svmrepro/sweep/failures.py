@@ -9,6 +9,10 @@ launcher returned (:func:`returned_line`); a job that never started it records i
 (:func:`record`). The error is read through ``JobReturn``'s public ``return_value``, which
 re-raises it, not through the private field that holds it. Under any other sweeper (no file) the
 callback does nothing.
+
+A job that fails because the file system refused a write (:func:`svmrepro.errors.storage_failure`)
+stops the sweep (:func:`stop`): the jobs not started yet end at once, and the sweeper ends it with one
+line naming the cause and the path.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,8 +32,11 @@ from omegaconf import DictConfig
 from svmrepro.sweep import progress
 from svmrepro.errors import error_line
 from svmrepro.redact import redact
+from svmrepro.writing import write_file
 
 FILE = "failures.jsonl"
+#: made empty in the sweep's folder when a job's write was refused: the rest of the sweep does not start
+STOPPED = "stopped"
 
 
 def failure_line(num: int | str, overrides: Sequence[str], reason: str) -> str:
@@ -57,7 +65,20 @@ def returned_line(job_return: JobReturn) -> str:
 
 
 def start(sweep_dir: str | Path) -> None:
-    (Path(sweep_dir) / FILE).write_text("")
+    write_file(Path(sweep_dir) / FILE, "", root=sweep_dir)
+    (Path(sweep_dir) / STOPPED).unlink(missing_ok=True)
+
+
+def stop(sweep_dir: str | Path) -> None:
+    """Stop the sweep: each job not started yet ends at once (:func:`stopped`). An empty file, which a full
+    disk still takes (no data block); never through a symlink."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(Path(sweep_dir) / STOPPED, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o644))
+
+
+def stopped(sweep_dir: str | Path) -> bool:
+    """Whether a job of the sweep stopped it (:func:`stop`)."""
+    return (Path(sweep_dir) / STOPPED).exists()
 
 
 def record(sweep_dir: str | Path, num: int, line: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from svmrepro.writing import write_file
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -31,7 +32,7 @@ def quiet() -> bool:
 def start(sweep_dir: str | Path, total: int, workers: int) -> None:
     """A new progress file for ``total`` jobs run ``workers`` at a time (a re-run starts afresh)."""
     header = {"total": total, "workers": workers, "start": time.time()}
-    (Path(sweep_dir) / FILE).write_text(json.dumps(header) + "\n")
+    write_file(Path(sweep_dir) / FILE, json.dumps(header) + "\n", root=sweep_dir)
 
 
 def clock(seconds: float) -> str:
@@ -67,7 +68,7 @@ def describe(lines: list[str], now: float | None = None) -> str:
 
 def append(path: Path, line: str) -> None:
     """Append one line with a single write to a file opened with ``O_APPEND`` (atomic, no lock)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
     try:
         os.write(fd, (line + "\n").encode())
     finally:

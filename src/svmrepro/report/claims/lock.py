@@ -37,6 +37,7 @@ from svmrepro.locations import config_dirs
 from svmrepro.report.claims.blind import has_history, registration
 from svmrepro.report.claims.primitives import outputs_read, primitive
 from svmrepro.report.claims.schema import CHANGES, CLAIMS_FILE, Claim, Region, claims_path, load_claims
+from svmrepro.writing import write_file
 
 LOCK_FILE = "claims.lock.yaml"
 COMMAND = "python -m svmrepro.report.claims.relock"
@@ -325,5 +326,4 @@ def write_lock(paper: str, entries: dict[str, LockEntry]) -> Path:
     path = lock_path(paper)
     body = yaml.safe_dump({"claims": {claim_id: entry.written() for claim_id, entry in entries.items()}},
                           sort_keys=False, width=120)
-    path.write_text(HEADER + body)
-    return path
+    return write_file(path, HEADER + body)
