@@ -45,8 +45,6 @@ from hydra.errors import ConfigCompositionException, HydraException, MissingConf
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from svmrepro import settings
-from svmrepro.analyses import build_analyses
-from svmrepro.build import build
 from svmrepro.compose import experiments
 from svmrepro.data.user_code import configs_only
 from svmrepro.errors import ConfigError, SvmReproError, composition_line, error_line, first_line
@@ -155,7 +153,7 @@ def _line(source: SweepSource, job: Sequence[str], choices: Mapping, error: Base
 
 
 def _built(cfg: DictConfig) -> str:
-    """What :func:`build` reads of a config, as text: jobs alike in all but their seed build alike."""
+    """What :func:`svmrepro.build.build` reads of a config, as text: jobs alike in all but their seed build alike."""
     nodes = {key: cfg.get(key) for key in BUILT}
     return json.dumps({key: OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
                        for key, node in nodes.items()}, sort_keys=True, default=str)
@@ -163,6 +161,9 @@ def _built(cfg: DictConfig) -> str:
 
 def _build_error(cfg: DictConfig) -> BaseException | None:
     """What stops ``cfg`` from being built, reading configs only: a config folder's module is read, not run."""
+    from svmrepro.analyses import build_analyses  # scikit-learn: imported once a config is checked, not with
+    from svmrepro.build import build  # the checks of claims and options that come first
+
     try:
         with configs_only():
             build(cfg)

@@ -57,6 +57,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import astuple, dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 import pandas as pd
@@ -66,7 +67,6 @@ from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
 from svmrepro import settings
-from svmrepro.build import build_source
 from svmrepro.code_digest import code_digest, made_by
 from svmrepro.data.user_code import configs_only
 from svmrepro.compose import (
@@ -80,23 +80,21 @@ from svmrepro.exclusive import SHARED, jobs_at_once, machine_slot
 from svmrepro.identity import config_hash
 from svmrepro.preflight import claims_problems, reproduction_problems
 from svmrepro.redact import RedactFilter
-from svmrepro.report import Output, build_output, output_paths, write_not_run
-from svmrepro.report.artifacts import html_page
-from svmrepro.report.bench_readme import BENCH, write_bench_readme
-from svmrepro.report.cost import write_cost
 from svmrepro.report.claims.schema import claims_path, load_claims
-from svmrepro.report.claims.scoreboard import RunsTables, judge_papers, write_scoreboard
-from svmrepro.report.claims.today_page import write_today_page
-from svmrepro.report.claims.verdict import VERDICTS, judge
-from svmrepro.report.numbers import distance_lines
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.store import (
-    RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, Store, TrackingError, check_userinfo, commit_column, ensure_store, run_commit, source_tags, tracking_uri,
+    RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, TrackingError, check_userinfo, commit_column, ensure_store, run_commit, source_tags, tracking_uri,
 )
 from svmrepro.sweep.jobs import JobComposer, mode_sweep, sweep_jobs
 from svmrepro.sweep.progress import clock
 from svmrepro.writing import symlinks_below
+
+if TYPE_CHECKING:
+    from svmrepro.report.output import Output
+
+# scikit-learn, matplotlib and MLflow (builds, pages, the scoreboard) are imported where they are used: a check
+# that finds a mistake ends in about 2 s, not after 5 s of imports
 
 log = logging.getLogger("svmrepro.reproduce")
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
@@ -193,6 +191,7 @@ def missing_data(experiment: str, mode: str) -> str | None:
 
     Fetching is the loaders' own code, so a file that can be downloaded is downloaded here.
     """
+    from svmrepro.build import build_source
     seen = set()
     for _, cfg in job_configs(experiment, mode):
         node = cfg.dataset
@@ -214,6 +213,7 @@ def missing_data(experiment: str, mode: str) -> str | None:
 
 def runnable(experiment: str, plan: Plan, args: argparse.Namespace) -> bool:
     """Whether the experiment's data can be had; if not, its output is a page saying why."""
+    from svmrepro.report.output import write_not_run
     reason = None if (args.from_csv or args.no_run) else missing_data(experiment, plan.mode)
     if reason:
         spec = spec_of(experiment, plan.mode)
@@ -225,6 +225,7 @@ def runnable(experiment: str, plan: Plan, args: argparse.Namespace) -> bool:
 def build_one(experiment: str, plan: Plan, args: argparse.Namespace) -> bool:
     """Build the output of ``experiment`` from its runs (MLflow's, or its runs CSV with ``--from-csv``); False
     when it has none to build from."""
+    from svmrepro.report.output import build_output, output_paths
     spec = spec_of(experiment, plan.mode)
     out_dir = plan.results_dir / spec.paper_id
     if args.from_csv:
@@ -319,6 +320,8 @@ def outside_sweep(runs: pd.DataFrame, spec: ReportSpec, mode: str, overrides: li
 def prune(chosen: list[str], plan: Plan, args: argparse.Namespace) -> int:
     """Soft-delete (MLflow's ``deleted`` lifecycle, restorable) the runs of configurations that the
     experiments' sweeps no longer have, so outputs stop counting them; tagged with the reason."""
+    from svmrepro.store import Store
+
     store = Store(args.tracking_uri)
     for experiment in chosen:
         spec = spec_of(experiment, plan.mode)
@@ -342,6 +345,9 @@ def log_outputs(spec: ReportSpec, paths: Output, mode: str, uri: str | None, n_r
     The run is made once per (experiment, mode); a rebuild deletes its artifacts before logging
     the new files, so neither runs nor files a build no longer writes pile up.
     """
+    from svmrepro.report.artifacts import html_page
+    from svmrepro.store import Store
+
     store = Store(uri)
     experiment_id = store.experiment_id(spec.experiment)
     tags = {REPORT_KIND: "report", REPORT_MODE: mode}
@@ -375,6 +381,7 @@ def missing_lines(jobs: list[list[str]]) -> list[str]:
 def checked_runs(spec: ReportSpec, plan: Plan, args: argparse.Namespace) -> pd.DataFrame:
     """The runs the output would be built from, read without writing anything (a SQLite store
     that does not exist is not opened: opening it would create it)."""
+    from svmrepro.report.output import output_paths
     if args.from_csv:
         path = output_paths(spec, plan.results_dir / spec.paper_id).runs_csv
         return read_runs(path) if path.is_file() else pd.DataFrame()
@@ -389,6 +396,8 @@ def finished_counts(experiment: str, mode: str, args: argparse.Namespace) -> dic
     uri = tracking_uri(args.tracking_uri)
     if args.from_csv or not ensure_store(uri, create=False):
         return {}
+    from svmrepro.store import Store
+
     return Store(uri).finished_key_counts(experiment, mode)
 
 
@@ -422,6 +431,9 @@ def stale_lines(runs: pd.DataFrame) -> list[str]:
 
 def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
     """What exists and what is missing of one output's sweep, and its claims, as text."""
+    from svmrepro.report.claims.scoreboard import RunsTables
+    from svmrepro.report.claims.verdict import judge
+    from svmrepro.report.numbers import distance_lines
     spec = spec_of(experiment, plan.mode)
     extra = sweep_overrides(args.override)
     expected = {config_hash(cfg): job for job, cfg in job_configs(experiment, plan.mode, extra)}
@@ -681,6 +693,8 @@ def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
     """Sweep what is missing of each experiment (all sweeps in one process: :func:`run_sweeps`) and build each
     output as its sweep ends, then the outputs of the whole reproduction (:func:`write_summaries`); a summary at
     the end. An output that fails to build does not stop the others."""
+    from svmrepro.report.claims.verdict import VERDICTS
+
     started = time.monotonic()
     built, failed = [], []
     not_run = [experiment for experiment in ordered if not runnable(experiment, plan, args)]
@@ -716,6 +730,11 @@ def write_summaries(ordered: list[str], plan: Plan, args: argparse.Namespace, fa
     the runs' time went (``bench/cost.md``), the claims scoreboard (``<results>/README.md``, ``claims.csv``) and
     the claims about time against today's solver (``today.md``). Returns the verdicts' counts (None when
     no paper has claims); what fails is appended to ``failed``."""
+    from svmrepro.report.bench_readme import BENCH, write_bench_readme
+    from svmrepro.report.claims.scoreboard import judge_papers, write_scoreboard
+    from svmrepro.report.claims.today_page import write_today_page
+    from svmrepro.report.cost import write_cost
+
     if any(e.split("/")[0] == BENCH for e in ordered):
         log.info("wrote %s", write_bench_readme(plan.results_dir, plan.mode, args.override, spec_of))
     log.info("wrote %s", write_cost(plan.results_dir, plan.mode, plan.n_jobs, scope(args)))

@@ -34,7 +34,6 @@ from svmrepro.store import (
     KIND_TAG,
     NOT_RESULTS,
     PHASE_TAG,
-    Store,
     svmrepro_names,
 )
 from svmrepro.store.names import EXPLORE_PHASE
@@ -58,6 +57,8 @@ CONFIGURATION = "tags.config_hash"
 
 def runs_from_mlflow(experiment: str, mode: str, uri: str | None = None) -> pd.DataFrame:
     """FINISHED runs of ``experiment`` in ``mode``; of each configuration (:data:`CONFIGURATION`), the latest."""
+    from svmrepro.store import Store  # MLflow: imported to read a store, not with the CSV readers
+
     found = Store(uri).runs_frame(experiment, f"attributes.status = 'FINISHED' and tags.mode = '{mode}'")
     if CONFIGURATION not in found:  # only the runner's runs: not a report run, nor one logged by hand
         return pd.DataFrame(columns=list(KEEP_COLUMNS))

@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 #: the confidence level of every interval
 LEVEL = 0.95
@@ -55,9 +54,17 @@ class Difference(Interval):
     p_value: float = NAN
 
 
+def _scipy_stats():
+    """``scipy.stats``, imported with the first interval: it takes a second, which every check of a claims file
+    (reading this module's names) would pay before its first line."""
+    from scipy import stats
+
+    return stats
+
+
 def _quantile(dof: float) -> float:
     """The t quantile a two-sided :data:`LEVEL` interval's half width is that many standard errors of."""
-    return float(stats.t.ppf(0.5 + LEVEL / 2, dof))
+    return float(_scipy_stats().t.ppf(0.5 + LEVEL / 2, dof))
 
 
 def t_interval(values) -> Interval:
@@ -88,7 +95,7 @@ def paired(a, b, *, ratio: bool = False) -> Paired:
     mean, low, high, n = _fields(t_interval(diffs))
     spread = float(diffs.std(ddof=1)) if n >= 2 else NAN
     varies = n >= 2 and spread > 0
-    p_value = float(stats.ttest_1samp(diffs, 0.0).pvalue) if varies else NAN
+    p_value = float(_scipy_stats().ttest_1samp(diffs, 0.0).pvalue) if varies else NAN
     effect = mean / spread if varies else NAN
     if ratio:
         mean, low, high = (float(v) for v in np.exp([mean, low, high]))
@@ -108,7 +115,7 @@ def line_fit(x, y) -> Interval:
 def _scaled_slope(x: np.ndarray, y: np.ndarray, scale: float) -> Interval:
     if np.unique(x).size < 2:
         return Interval(NAN, NAN, NAN, int(x.size))
-    fit = stats.linregress(x, y)
+    fit = _scipy_stats().linregress(x, y)
     value = float(fit.slope * scale)
     if x.size < 3:
         return Interval(value, NAN, NAN, int(x.size))
@@ -142,7 +149,7 @@ def _loglog_slope_and_error(x, y) -> tuple[float, float, int]:
     x, y = np.log(x[usable]), np.log(y[usable])
     if x.size < 3 or np.unique(x).size < 2:
         return NAN, NAN, int(x.size)
-    fit = stats.linregress(x, y)
+    fit = _scipy_stats().linregress(x, y)
     return float(fit.slope), float(fit.stderr), int(x.size)
 
 
@@ -159,5 +166,5 @@ def loglog_slope_difference(xa, ya, xb, yb) -> Difference:
         return Difference(value, NAN, NAN, n_a + n_b)
     dof = variance ** 2 / (error_a ** 4 / (n_a - 2) + error_b ** 4 / (n_b - 2))
     half = _quantile(dof) * np.sqrt(variance)
-    p_value = float(2 * stats.t.sf(abs(value) / np.sqrt(variance), dof))
+    p_value = float(2 * _scipy_stats().t.sf(abs(value) / np.sqrt(variance), dof))
     return Difference(value, value - half, value + half, n_a + n_b, p_value=p_value)
