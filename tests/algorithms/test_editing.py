@@ -130,6 +130,9 @@ PROBA_EXPECTED_FAILURES = {
     **_PROBA_READONLY,
     "check_classifiers_train": "SVC(probability=True) fits its Platt scaling by cross-validation on the few rows "
     "CONDENSE keeps: its probabilities' argmax is not predict's class",
+    "check_decision_proba_consistency": "the same Platt scaling on the few rows CONDENSE keeps may come out reversed "
+    "(seen in 2 of 3 full suites, never alone): its probabilities rank the rows against decision_function, which "
+    "scikit-learn documents for SVC(probability=True)",
 }
 
 
