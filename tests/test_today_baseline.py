@@ -134,3 +134,14 @@ def test_a_tie_goes_to_the_candidate_listed_first():
     assert choices[0].chosen == "first (x)"
     _, _, choices = pick("a", [second, first], "params.n", "test")
     assert choices[0].chosen == "second (y)"
+
+
+def test_candidates_without_runs_give_an_empty_side_not_an_error():
+    """A quick sweep may make none of a faster_of side's candidates (today's solvers are full-mode only): the
+    side is empty, as any side without runs, and the scoreboard goes on (the quick reproduction ended with an
+    IndexError here)."""
+    empty = _candidate("a (x)", {})
+    none_either = _candidate("b (y)", {}, solver="onedal")
+    for x in ("params.n", None):
+        values, runs, choices = pick("a", [empty, none_either], x, "test")
+        assert values.empty and runs.empty and choices == []

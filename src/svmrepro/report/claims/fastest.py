@@ -139,6 +139,8 @@ def pick(side: str, found: list[Candidate], x: str | None, where: str) -> tuple[
     for problem in problems:
         here = [(c, _at(c.values, level, problem)) for c in found]
         here = [(c, v) for c, v in here if not v.empty]
+        if not here:  # no candidate has a run there (a quick sweep without today's solvers, say): nothing to take
+            continue
         seeds = _seeds(here[0][1])
         for _, v in here[1:]:
             seeds &= _seeds(v)
@@ -148,6 +150,8 @@ def pick(side: str, found: list[Candidate], x: str | None, where: str) -> tuple[
         values.append(chosen_values)
         runs.append(_runs_at(chosen.runs, level, problem))
         choices.append(_choice(side, problem if level else "all", level, here, best, seeds))
+    if not values:  # no candidate has a run: the side is empty, and the test reads it as any side without runs
+        return found[0].values.iloc[:0], found[0].runs.iloc[:0], choices
     return pd.concat(values), pd.concat(runs, ignore_index=True), choices
 
 
