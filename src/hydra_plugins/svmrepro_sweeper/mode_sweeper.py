@@ -200,11 +200,12 @@ class ModeSweeper(Sweeper):
         """A job's write was refused (:func:`svmrepro.sweep.failures.stop`): one line naming the cause and the
         path, exit 1; the sweep run is closed FAILED at exit, the runs that finished kept."""
         store = redact(str(self.config.tracking.uri))
-        refused = sorted((self.job_num(ret), storage_failure(failures.job_error(ret), store)) for ret in ended
-                         if ret.status != JobStatus.COMPLETED)
+        refused = sorted(((self.job_num(ret), storage_failure(failures.job_error(ret), store)) for ret in ended
+                          if ret.status != JobStatus.COMPLETED), key=lambda pair: (pair[0] is None, pair[0] or 0))
         num, cause = next(((num, cause) for num, cause in refused if cause), (None, "a job's write was refused"))
         done = sum(ret.status == JobStatus.COMPLETED for ret in ended)
-        print(f"svmrepro-run: the sweep stopped at job {num}: {cause}\n  {done} of {launched} jobs ended before it "
+        at = "" if num is None else f" at job {num}"
+        print(f"svmrepro-run: the sweep stopped{at}: {cause}\n  {done} of {launched} jobs ended before it "
               "and their runs are kept; once the storage takes writes again, the same command runs the rest", file=sys.stderr)
         sys.exit(1)
 
