@@ -127,6 +127,8 @@ def _ignore(signum: int, frame) -> None:
 #: in the main thread: how many :func:`held` sections are open, and the signal that arrived in one
 _held_depth = 0
 _held_signal: int | None = None
+#: whether :func:`hold` holds (one of the depth's counts)
+_sweep_hold = False
 
 
 def _stop(signum: int) -> None:
@@ -172,26 +174,31 @@ def held() -> Iterator[None]:
 def hold() -> None:
     """From now on a signal waits for :func:`release` (or :func:`released`), as in :func:`held`: for the end
     of a sweep, from its last log line until its run is closed, which a stop would leave RUNNING (and the
-    next sweep would mark a finished sweep KILLED). Main thread only."""
-    global _held_depth
-    if threading.current_thread() is threading.main_thread():
+    next sweep would mark a finished sweep KILLED). Main thread only; a second hold before the release is none."""
+    global _held_depth, _sweep_hold
+    if threading.current_thread() is threading.main_thread() and not _sweep_hold:
+        _sweep_hold = True
         _held_depth += 1
 
 
 def release() -> None:
-    """End every hold (:func:`hold`, :func:`held`); a signal that came meanwhile stops the process now."""
+    """End the hold of :func:`hold`; a signal that came meanwhile stops the process now (outside any :func:`held`)."""
     stop = released()
     if stop is not None:
         _stop(stop.signum)
 
 
 def released() -> Interrupted | None:
-    """End every hold; the stop a signal that came meanwhile asks for (not raised), else None."""
-    global _held_depth, _held_signal
-    if threading.current_thread() is not threading.main_thread():
+    """End the hold of :func:`hold` (a :func:`held` section still open keeps its own); the stop a signal that
+    came meanwhile asks for once nothing holds it (not raised), else None."""
+    global _held_depth, _held_signal, _sweep_hold
+    if threading.current_thread() is not threading.main_thread() or not _sweep_hold:
         return None
-    _held_depth, (signum, _held_signal) = 0, (_held_signal, None)
-    return None if signum is None else Interrupted(signum)
+    _sweep_hold, _held_depth = False, _held_depth - 1
+    if _held_depth or _held_signal is None:
+        return None
+    signum, _held_signal = _held_signal, None
+    return Interrupted(signum)
 
 
 def install() -> None:
