@@ -13,6 +13,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
+DOCS_INSTALLED := $(VENV)/.docs-installed
 # one server process: MLflow's default of 4 is heavy beside a sweep on 2 cores
 UI_WORKERS ?= 1
 UI_PORT ?= 5000
@@ -79,8 +80,14 @@ ui: install
 	$(VENV)/bin/svmrepro-ui --tracking-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT) \
 		--workers $(UI_WORKERS)
 
-# the checkout is the source folder (docs/conf.py says why); tests/test_docs.py builds it the same way
-docs: install
+# the checkout is the source folder (docs/conf.py says why); tests/test_docs.py builds it the same way. Only the
+# package and the docs extra are installed for it (the test extra's cluster and browser tools are not needed)
+$(DOCS_INSTALLED): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -e ".[docs]"
+	touch $@
+
+docs: $(DOCS_INSTALLED)
 	$(PY) -m sphinx -W --keep-going -q -c docs . build/docs
 
 clean:

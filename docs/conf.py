@@ -39,7 +39,10 @@ myst_enable_extensions = ["html_image", "deflist"]
 
 html_theme = "alabaster"
 html_title = "svmrepro"
-html_theme_options = {"page_width": "1300px", "sidebar_width": "260px"}
+# the sidebar beside the text from a 1240-px window up (a 1366-px laptop's browser has room), the text as wide as
+# the page leaves it; docs/_static/custom.css keeps wide tables, figures and code inside it
+html_theme_options = {"page_width": "1240px", "sidebar_width": "240px", "body_max_width": "none"}
+html_static_path = ["_static"]
 # /index.html sends a visitor to the site's first page (docs/index.html)
 html_extra_path = ["_root"]
 html_show_sourcelink = False

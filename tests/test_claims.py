@@ -251,10 +251,12 @@ def test_the_scoreboard_counts_verdicts_and_links_each_output(tmp_path, monkeypa
     (results / "toy" / "table1.md").write_text("# page\n")
     (results / "toy" / "table1.png").write_bytes(b"png")
     path, counts = write_scoreboard(["toy"], results, "full")
-    page = path.read_text()
+    board = path.read_text()
     assert counts == {SUPPORTED: 1, NOT_RUN: 1}
+    assert "**supported**: 1" in board and "**not run**: 1" in board and "[toy](toy/claims.md)" in board
+    page = (results / "toy" / "claims.md").read_text()  # the paper's own page, its outputs beside it
     assert "**supported**: 1" in page and "**not run**: 1" in page
-    assert "[table1](toy/table1.md)" in page and '<img src="toy/table1.png"' in page
+    assert "[table1](table1.md)" in page and '<img src="table1.png"' in page
 
 
 # --- the papers' own claims -----------------------------------------------------------------------

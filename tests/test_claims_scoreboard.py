@@ -50,8 +50,17 @@ def results(tmp_path, monkeypatch):
 
 
 def test_the_scoreboard_shows_conditions_the_registering_commit_and_each_amendment(results):
-    page = write_scoreboard(["toy"], results, "full")[0].read_text()
-    [faster] = [line for line in page.splitlines() if line.startswith("| toy | Table 1")]
+    board = write_scoreboard(["toy"], results, "full")[0].read_text()
+    # the scoreboard counts the paper's claims and links its page, which has the rows and the amendments
+    [row] = [line for line in board.splitlines() if line.startswith("| [toy](toy/claims.md) |")]
+    assert row == "| [toy](toy/claims.md) | 2 | 1 | 0 | 0 | 0 | 1 | 0 | 1 |"
+    lines = board.splitlines()
+    header = next(k for k, line in enumerate(lines) if line.startswith("| paper |"))
+    assert lines[header].count("|") == lines[header + 1].count("|") == row.count("|")  # a table, not a paragraph
+    assert "## Amendments" not in board and "| Table 1" not in board
+    page = (results / "toy" / "claims.md").read_text()
+    assert page.startswith("# toy: does each claim hold? (full mode)") and "](../README.md)" in page
+    [faster] = [line for line in page.splitlines() if line.startswith("| Table 1")]
     assert ("| scale: 20000 of the paper's 100000 rows; parallel: critical path, not a measured parallel fit |"
             in faster)
     assert "| ce7a12f, [amended 1x](#toy-faster) |" in faster
@@ -85,4 +94,4 @@ def test_an_output_page_shows_conditions_and_links_the_amendment_on_the_scoreboa
     lines = claims_section(judge_all(load_claims("toy"), results))
     assert "| conditions | registered |" in lines[5]
     assert lines[7].endswith("| scale: 20000 of the paper's 100000 rows; parallel: critical path, not a measured "
-                             "parallel fit | ce7a12f, [amended 1x](../README.md#toy-faster) |")
+                             "parallel fit | ce7a12f, [amended 1x](claims.md#toy-faster) |")

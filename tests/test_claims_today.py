@@ -154,10 +154,12 @@ def test_claims_csv_has_the_today_columns(results):
 
 
 def test_the_scoreboard_has_a_column_against_todays_solver_for_timing_claims(results):
-    page = write_scoreboard(["toy"], results, "full")[0].read_text()
-    header = next(line for line in page.splitlines() if line.startswith("| paper |"))
+    write_scoreboard(["toy"], results, "full")
+    page = (results / "toy" / "claims.md").read_text()
+    header = next(line for line in page.splitlines() if line.startswith("| claim |"))
     assert "| verdict | confirmed | against today's solver |" in header
-    rows = {line.split(" | ")[1]: line.split(" | ") for line in page.splitlines() if line.startswith("| toy |")}
+    rows = {line.split(" | ")[0].removeprefix("| "): line.split(" | ") for line in page.splitlines()
+            if line.startswith("| Table 1") or line.startswith("| Fig. 1")}
     column = header.split(" | ").index("against today's solver")
     assert rows["Table 1: b trains faster than a"][column] == "**not supported**; inside: **supported**"
     assert rows["Fig. 1: b's time grows slowly"][column] == "**unchanged**"

@@ -34,6 +34,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     check_reference(tmp_path)
     check_api(tmp_path)
     check_tutorial(tmp_path)
+    check_laptop(tmp_path)
 
 
 def page(site: Path, name: str) -> str:
@@ -121,6 +122,44 @@ def check_tutorial(site: Path) -> None:
     shown = text_of(page(site, "docs/tutorial/own-study.html"))
     for path in included:
         assert " ".join((ROOT / "docs" / "tutorial" / path).read_text().split()) in shown, path
+
+
+#: a 1366x768 laptop's screen
+LAPTOP = {"width": 1366, "height": 768}
+
+
+def check_laptop(site: Path) -> None:
+    """On a 1366x768 screen (chromium, where installed: .ci/run installs it) the scoreboard, the paper pages and the
+    tutorial keep the sidebar beside the text, nothing makes the page wider than the window (a wide table scrolls
+    inside its box) and every image loads; a page's figure is as wide as the text and links to its file."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        return
+    from playwright.sync_api import sync_playwright
+
+    pages = ["results/README.html", *(f"docs/papers/{paper}.html" for paper in PAPERS), "docs/tutorial/own-study.html",
+             "results/cascade/table1.html"]
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox"])  # root: no sandbox
+        try:
+            view = browser.new_page(viewport=LAPTOP)
+            for name in pages:
+                view.goto((site / name).as_uri(), wait_until="load")
+                sidebar = view.locator("div.sphinxsidebar").bounding_box()
+                text = view.locator("div.body").bounding_box()
+                beside = sidebar and text and (sidebar["x"] + sidebar["width"] <= text["x"] + 1
+                                               or sidebar["x"] >= text["x"] + text["width"] - 1)
+                assert beside and sidebar["y"] < 200, \
+                    f"{name}: the sidebar is not beside the text at 1366 px ({sidebar}, text {text})"
+                wide = view.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                assert wide <= 0, f"{name}: the page is {wide} px wider than a 1366-px window"
+                broken = view.evaluate("Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
+                                       ".map(i => i.getAttribute('src'))")
+                assert not broken, f"{name}: images not loaded: {broken}"
+            figure = view.locator("div.body a.reference img").first  # results/cascade/table1's figure
+            assert figure.bounding_box()["width"] >= 0.9 * view.locator("div.body").bounding_box()["width"]  # its padding aside
+        finally:
+            browser.close()
 
 
 BROKEN = {

@@ -56,6 +56,14 @@ def verdicts(results: Path) -> dict[str, str]:
         return {row["id"]: row["verdict"] for row in csv.DictReader(handle) if row["paper"] == "moons"}
 
 
+def tutorial_summary() -> str:
+    """The pattern of the last line the tutorial shows for the reproduction (``H:MM:SS`` and each ``N`` stand for
+    what a run prints)."""
+    shown = (CHECKOUT / "docs" / "tutorial" / "own-study.md").read_text()
+    line = re.search(r"^svmrepro-reproduce: .*$", shown, re.MULTILINE).group(0)
+    return re.escape(line).replace("H:MM:SS", r"\d+:\d\d:\d\d").replace(r"N\ ", r"\d+\ ")
+
+
 def test_a_study_from_configuration_only_gets_its_page_and_verdicts(venv, study):
     before = package_state(venv)
     done = call(venv, study.parent / "work", "svmrepro-reproduce", "--config-dir", str(study / "conf"),
@@ -69,16 +77,18 @@ def test_a_study_from_configuration_only_gets_its_page_and_verdicts(venv, study)
     found = verdicts(results)
     assert set(found) == CLAIMS and set(found.values()) <= VERDICTS, found  # each judged from the runs
     scoreboard = (results / "README.md").read_text()
-    assert all("[sizes](moons/sizes.md)" in line for line in scoreboard.splitlines() if line.startswith("| moons |"))
-    assert sum(line.startswith("| moons |") for line in scoreboard.splitlines()) == len(CLAIMS)
+    board = (results / "moons" / "claims.md").read_text()  # the paper's page: a row per claim
+    claim_rows = [line for line in board.splitlines() if line.startswith("| ") and "[sizes](sizes.md)" in line]
+    assert len(claim_rows) == len(CLAIMS)
     # the study is its own project: the package's five papers appear nowhere unless asked for (issue 47, item 1)
     rows = [line for line in scoreboard.splitlines() if line.startswith("| ") and not line.startswith("| paper")]
-    assert {row.split("|")[1].strip() for row in rows if "---" not in row} == {"moons"}
+    assert {row.split("|")[1].strip() for row in rows if "---" not in row} == {"[moons](moons/claims.md)"}
     assert f"{len(CLAIMS)} claims of 1 papers" in scoreboard
     summary = [line for line in done.stdout.splitlines() if line.startswith("svmrepro-reproduce:")][-1]
     counted = sum(int(n) for n in re.findall(r"(\d+) (?:supported|partly supported|not supported|inconclusive|not run)",
                                              summary.split("findings:")[1]))
     assert counted == len(CLAIMS), summary
+    assert re.fullmatch(tutorial_summary(), summary), (summary, tutorial_summary())
     cost = (results / "bench" / "cost.md").read_text()
     assert "## moons" in cost and "## cascade" not in cost and "cascade/" not in cost
     assert "Traceback" not in done.stderr

@@ -138,9 +138,10 @@ def test_the_page_judges_claims_without_reading_the_runs_csv_back_and_agrees_wit
     monkeypatch.undo()
     monkeypatch.chdir(tmp_path)
 
-    board = (write_scoreboard(["toy"], results, "quick")[0]).read_text()
+    write_scoreboard(["toy"], results, "quick")
+    board = (results / "toy" / "claims.md").read_text()  # the paper's page of the scoreboard
     on_page = [_cells(line) for line in page.splitlines() if line.startswith("| Table 1: ")]
-    on_board = [_cells(line) for line in board.splitlines() if line.startswith("| toy | Table 1: ")]
+    on_board = [_cells(line) for line in board.splitlines() if line.startswith("| Table 1: ")]
     assert len(on_page) == len(on_board) == 2
     for (claim, _, ours, verdict, *_), board_row in zip(on_page, on_board):
         assert claim in board_row and ours in board_row and verdict in board_row

@@ -134,8 +134,17 @@ def field_docs(cls: type) -> dict[str, str]:
             continue
         for (owner, name), lines in attrs.items():
             if owner == klass.__qualname__:
-                found[name] = " ".join(line.strip() for line in lines if line.strip())
+                found[name] = literal_addresses(" ".join(line.strip() for line in lines if line.strip()))
     return found
+
+
+#: an address written in a comment (``tcp://host:8786``, ``ray://host:10001``): an example, not a link to follow
+ADDRESS = re.compile(r"(?<![`\w])([a-z][a-z0-9+.-]*://[^\s,;)`]+)")
+
+
+def literal_addresses(text: str) -> str:
+    """``text`` with every address in it set as code: reST would make each one a link, to a host that is an example."""
+    return ADDRESS.sub(r"``\1``", text)
 
 
 def field_notes(field: dataclasses.Field) -> str:
@@ -351,8 +360,18 @@ class Verdicts(SphinxDirective):
         return parsed_rst(self, lines)
 
 
+def _full_width_figures(app, doctree) -> None:
+    """Every figure of a page (an image of its own size, not in a link) as wide as the text, linked to its file at
+    full size: Sphinx links an image to its file when it has a width (``html_scaled_image_link``)."""
+    for image in doctree.findall(nodes.image):
+        if not any(key in image for key in ("scale", "width", "height")) and not isinstance(image.parent,
+                                                                                           nodes.reference):
+            image["width"] = "100%"
+
+
 def setup(app):
     app.connect("include-read", _relink_included)
+    app.connect("doctree-read", _full_width_figures)
     app.connect("source-read", _relink_page)
     app.add_directive("svmrepro-fields", DataclassFields)
     app.add_directive("svmrepro-claim-primitives", ClaimPrimitives)

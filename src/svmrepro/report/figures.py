@@ -29,6 +29,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.transforms import blended_transform_factory, offset_copy  # noqa: E402
 
 from svmrepro.report.claims.schema import load_claims  # noqa: E402
+from svmrepro.report.figure_keys import KEY as FIGURE_KEY, figure_key, is_current  # noqa: E402
 from svmrepro.report.labels import is_count, is_seconds, label  # noqa: E402
 from svmrepro.report.ratio_panel import Ratio, claimed_ratios, draw_ratios  # noqa: E402
 from svmrepro.report.spec import ReportSpec  # noqa: E402
@@ -95,9 +96,11 @@ class XAxis:
 
 def plot(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec, path: Path) -> None:
     """Draw the output's figure (:func:`draw`), with a ratio panel for the ratios its claims test,
-    and write it to ``path``."""
+    and write it to ``path``, unless ``path`` is that figure already (:mod:`.figure_keys`)."""
     ratios = claimed_ratios(load_claims(spec.paper_id), spec, table)
-    save_figure(draw(table, paper, spec, ratios), spec.title, path)
+    key = figure_key("output", table, paper, spec, ratios)
+    if not is_current(path, key):
+        save_figure(draw(table, paper, spec, ratios), spec.title, path, key)
 
 
 def draw(table: pd.DataFrame, paper: pd.DataFrame | None, spec: ReportSpec,
@@ -196,13 +199,15 @@ def _say_empty(ax, metric: str) -> None:
     ax.set_yticks([])
 
 
-def save_figure(fig, title: str, path: Path) -> None:
-    """Title ``fig``, lay it out with no two tick labels touching (:func:`.ticks.declutter`) and write it."""
+def save_figure(fig, title: str, path: Path, key: str | None = None) -> None:
+    """Title ``fig``, lay it out with no two tick labels touching (:func:`.ticks.declutter`) and write it,
+    with ``key`` (:func:`.figure_keys.figure_key` of what it is drawn from) in the PNG."""
     width = fig.get_size_inches()[0]
     fig.suptitle(textwrap.fill(title, width=int(width * 11)), fontsize=10)  # ~11 characters an inch
     declutter(fig, fig.tight_layout)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_file(path, lambda out: fig.savefig(out, dpi=110, format="png"))
+    metadata = {FIGURE_KEY: key} if key else None
+    write_file(path, lambda out: fig.savefig(out, dpi=110, format="png", metadata=metadata))
     plt.close(fig)
 
 

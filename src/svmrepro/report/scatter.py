@@ -14,6 +14,7 @@ from matplotlib.markers import MarkerStyle
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.artifacts import collect
+from svmrepro.report.figure_keys import figure_key, is_current
 from svmrepro.report.figures import legend_outside, plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec, ScatterSpec
 from svmrepro.report.tables import numeric_or_text, x_label
@@ -81,7 +82,10 @@ def _panel(ax, points: dict, scatter: ScatterSpec) -> None:
 
 def plot_scatter(points: dict[str, dict], runs: pd.DataFrame, spec: ReportSpec, path: Path) -> None:
     """One panel per run of ``points`` (in group, x order), titled with its group, x and set sizes;
-    points in none of the sets are drawn faint, in their class's colour."""
+    points in none of the sets are drawn faint, in their class's colour (unless ``path`` is that figure already)."""
+    key = figure_key("scatter", points, runs, spec)
+    if is_current(path, key):
+        return
     by_id = runs.set_index("run_id")
     order = [c for c in (spec.group, spec.x) if c in runs]
     ranked = runs.sort_values(order, key=numeric_or_text)["run_id"] if order else runs["run_id"]
@@ -95,4 +99,4 @@ def plot_scatter(points: dict[str, dict], runs: pd.DataFrame, spec: ReportSpec, 
     for ax in axes.flat[len(points):]:
         ax.set_visible(False)
     legend_outside(axes[0][-1], *axes.flat[0].get_legend_handles_labels())
-    save_figure(fig, spec.title, path)
+    save_figure(fig, spec.title, path, key)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from svmrepro.errors import SvmReproError
 from svmrepro.report.artifacts import artifact_folder, collect
+from svmrepro.report.figure_keys import figure_key, is_current
 from svmrepro.report.figures import legend_outside, plt, save_figure  # figures chooses matplotlib's backend
 from svmrepro.report.spec import ReportSpec
 from svmrepro.report.tables import numeric_or_text
@@ -74,6 +75,9 @@ def _panel(ax, surface: dict) -> None:
 
 
 def plot_surfaces(surfaces: dict[str, dict], runs: pd.DataFrame, spec: ReportSpec, path: Path) -> None:
+    key = figure_key("surface", surfaces, runs, spec)
+    if is_current(path, key):  # that figure already
+        return
     shown = shown_runs(runs, spec)
     shown = shown[shown["run_id"].isin(surfaces)]
     fig, axes = plt.subplots(1, len(shown), figsize=(4.2 * len(shown), 4.6), squeeze=False)
@@ -81,4 +85,4 @@ def plot_surfaces(surfaces: dict[str, dict], runs: pd.DataFrame, spec: ReportSpe
         _panel(ax, surfaces[run["run_id"]])
         ax.set_title(_title(run[spec.group], run, runs, spec), fontsize=8)
     legend_outside(axes[0][-1], *axes[0][0].get_legend_handles_labels())
-    save_figure(fig, spec.title, path)
+    save_figure(fig, spec.title, path, key)

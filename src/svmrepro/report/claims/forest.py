@@ -17,6 +17,7 @@ import numpy as np
 
 from svmrepro.report.claims.schema import FINDING
 from svmrepro.report.claims.verdict import Verdict
+from svmrepro.report.figure_keys import KEY as FIGURE_KEY, figure_key, is_current
 from svmrepro.writing import write_file
 
 FIGURE = "claims.png"
@@ -90,6 +91,9 @@ def write_forest(paper: str, verdicts: list[Verdict], confirms: list[Verdict | N
                and v.estimate is None]
     if not rows:
         return None
+    path, key = folder / FIGURE, figure_key("forest", paper, rows, not_run)
+    if is_current(path, key):  # that figure already (svmrepro.report.figure_keys)
+        return path
     height = ROW_IN * len(rows) + 1.6
     figure, axes = plt.subplots(len(rows), 1, figsize=(WIDTH_IN, height), squeeze=False,
                                 gridspec_kw={"left": 0.30, "right": 0.98, "top": 1 - 0.75 / height,
@@ -127,6 +131,6 @@ def write_forest(paper: str, verdicts: list[Verdict], confirms: list[Verdict | N
                     "(a ratio's row on a log scale)", y=1 - 0.3 / height, fontsize=10)
     if not_run:
         figure.text(0.01, 0.2 / height, "not run: " + ", ".join(not_run), fontsize=7, wrap=True)
-    path = write_file(folder / FIGURE, lambda out: figure.savefig(out, format="png", dpi=DPI))
+    write_file(path, lambda out: figure.savefig(out, format="png", dpi=DPI, metadata={FIGURE_KEY: key}))
     plt.close(figure)
     return path

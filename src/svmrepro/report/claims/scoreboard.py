@@ -1,8 +1,9 @@
-"""The verdicts as pages: ``<results>/README.md``, one row per claim of every paper with counts per
-verdict at the top and the amendments at the end, and ``<results>/claims.csv`` beside it
-(:func:`write_scoreboard`), and each output page's claims section (:func:`claims_section`). All read
-the runs tables written beside the outputs (:class:`RunsTables`), so the pages and the scoreboard
-show the same numbers, and ``--from-csv`` rebuilds them all."""
+"""The verdicts as pages: ``<results>/README.md``, the counts per verdict of every paper, how a verdict is
+reached and a row per paper linking its own page, ``<results>/<paper>/claims.md``: the paper's forest plot on
+top, one row per claim, its amendments at the end (a page a laptop shows whole, :func:`write_paper_board`);
+``<results>/claims.csv`` beside them (:func:`write_scoreboard`), and each output page's claims section
+(:func:`claims_section`). All read the runs tables written beside the outputs (:class:`RunsTables`), so the
+pages and the scoreboard show the same numbers, and ``--from-csv`` rebuilds them all."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from svmrepro.report.runs import read_runs
 from svmrepro.writing import write_file
 
 SCOREBOARD = "README.md"
+#: each paper's page of its claims, in its results folder (``<results>/<paper>/claims.md``)
+PAPER_BOARD = "claims.md"
 #: the page of the claims about time against today's solver (:mod:`svmrepro.report.claims.today_page`)
 TODAY_PAGE = "today.md"
 THUMB_WIDTH = 140
@@ -103,19 +106,27 @@ def confirm_cell(confirm: Verdict | None) -> str:
     return f"**{confirm.verdict}**: {confirm.ours()} ({len(confirm.estimate.runs)} runs, {confirm.seeds} seeds)"
 
 
-def forest_lines(papers: list[str], verdicts: list[Verdict], confirms: list[Verdict] | None,
-                 results_dir: Path) -> list[str]:
-    """Each paper's forest plot (:mod:`.forest`), written to ``<results_dir>/<paper>/claims.png``, and the
-    lines that show them on the scoreboard."""
-    shown = confirms if confirms is not None else [None] * len(verdicts)
-    written = [(paper, write_forest(paper, verdicts, shown, results_dir / paper)) for paper in papers]
-    figures = [f'<a href="{paper}/{FOREST}"><img src="{paper}/{FOREST}" alt="{paper}" width="100%"></a>'
-               for paper, path in written if path is not None]
-    if not figures:
+def forest_lines(paper: str, verdicts: list[Verdict], confirms: list[Verdict | None], results_dir: Path) -> list[str]:
+    """The paper's forest plot (:mod:`.forest`), written to ``<results_dir>/<paper>/claims.png``, and the lines
+    that show it on top of the paper's page (none when it has no finding with an estimate)."""
+    if write_forest(paper, verdicts, confirms, results_dir / paper) is None:
         return []
-    return ["The findings at a glance, one figure per paper: each finding's estimate and 95 % interval (circle: "
-            "exploratory runs; diamond: confirmatory runs) against its `expect` (dark band) and `partly` (light "
-            "band) regions, coloured by verdict.", "", *(line for figure in figures for line in (figure, "")), ]
+    return ["The findings at a glance: each finding's estimate and 95 % interval (circle: exploratory runs; diamond: "
+            "confirmatory runs) against its `expect` (dark band) and `partly` (light band) regions, coloured by "
+            "verdict.", "", f"![{paper}: each finding against its regions]({FOREST})", ""]
+
+
+def board_link(from_paper: str | None, paper: str) -> str:
+    """The link to ``paper``'s page of claims from a page in ``<results>/<from_paper>/`` (None: ``<results>/``)."""
+    if from_paper == paper:
+        return PAPER_BOARD
+    return f"{'../' if from_paper else ''}{paper}/{PAPER_BOARD}"
+
+
+def _output_link(from_paper: str, output: str) -> str:
+    """An output's path (``<paper>/<id>``, without suffix) from a page in ``<results>/<from_paper>/``."""
+    paper, output_id = output.split("/", 1)
+    return output_id if paper == from_paper else f"../{paper}/{output_id}"
 
 
 def amendment_anchor(claim: Claim) -> str:
@@ -145,13 +156,19 @@ def claims_section(verdicts: list[Verdict]) -> list[str]:
     lines = ["", "## Claims", "",
              "Each claim's statistic with its 95 % interval, computed from the runs above, the verdict its stated "
              "region gives, the conditions ours differ from the paper's in, and the commit that registered the "
-             "claim ([all claims and their amendments](../README.md)):", "",
+             "claim (each paper's claims and their amendments: its `claims.md`; every paper: "
+             f"[the scoreboard](../{SCOREBOARD})):", "",
              "| claim | the paper | ours | verdict | conditions | registered |", "|---|---|---|---|---|---|"]
     lines += [f"| {cell(v.claim.source)}: {cell(v.claim.claim)} | {cell(v.claim.paper_says)} | {cell(v.ours())} "
               f"| **{v.verdict}**: {cell(v.reason)} | {cell(v.claim.conditions.text())} "
-              f"| {cell(registered(v.claim, locks[v.claim.paper].get(v.claim.id), '../' + SCOREBOARD))} |"
+              f"| {cell(registered(v.claim, locks[v.claim.paper].get(v.claim.id), _board_from_output(v)))} |"
               for v in verdicts]
     return lines
+
+
+def _board_from_output(verdict: Verdict) -> str:
+    """The claim's paper page from the page of the output it reads."""
+    return board_link(verdict.claim.output.split("/", 1)[0] if verdict.claim.output else None, verdict.claim.paper)
 
 
 def today_cell(today: TodayVerdict | None) -> str:
@@ -164,27 +181,28 @@ def today_cell(today: TodayVerdict | None) -> str:
 
 def _row(verdict: Verdict, today: TodayVerdict | None, entry: LockEntry | None, results_dir: Path,
          confirm: Verdict | None = None) -> str:
+    """The claim's row on its paper's page (``<results_dir>/<paper>/claims.md``)."""
     claim = verdict.claim
     link = thumb = ""
     if claim.output:
-        paper, output_id = claim.output.split("/", 1)
-        page, figure = Path(paper) / f"{output_id}.md", Path(paper) / f"{output_id}.png"
-        if (results_dir / page).is_file():
-            link = f"[{output_id}]({page.as_posix()})"
-        if (results_dir / figure).is_file():
-            thumb = f'<img src="{figure.as_posix()}" width="{THUMB_WIDTH}">'
+        output_id = claim.output.split("/", 1)[1]
+        shown = _output_link(claim.paper, claim.output)
+        if (results_dir / f"{claim.output}.md").is_file():
+            link = f"[{output_id}]({shown}.md)"
+        if (results_dir / f"{claim.output}.png").is_file():
+            thumb = f'<img src="{shown}.png" width="{THUMB_WIDTH}">'
     runs = ""
     if verdict.estimate is not None:
         runs = f"{len(verdict.estimate.runs)} runs, {verdict.seeds} seeds; {', '.join(verdict.commits)}"
     kind = "" if claim.kind == FINDING else f" ({claim.kind.replace('_', ' ')}, not a finding)"
-    cells = [claim.paper, f"{claim.source}: {claim.claim}", claim.conditions.text(), verdict.ours(), claim.paper_says,
+    cells = [f"{claim.source}: {claim.claim}", claim.conditions.text(), verdict.ours(), claim.paper_says,
              f"**{verdict.verdict}**{kind}: {verdict.reason}", confirm_cell(confirm), today_cell(today), runs,
              registered(claim, entry), link, thumb]
     return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
 def amendment_lines(verdicts: list[Verdict]) -> list[str]:
-    """The scoreboard's list of every amendment, under a heading per amended claim (its anchor)."""
+    """A paper page's list of every amendment of ``verdicts``' claims, under a heading per amended claim (its anchor)."""
     lines = ["", "## Amendments", "",
              "A change to a claim made after its verdict could be seen is an amendment, recorded in the claim "
              "(`amendments` in its claims file) with the commit that made it, what it changed, why, and the verdict "
@@ -253,53 +271,100 @@ def confirm_lines(verdicts: list[Verdict], confirms: list[Verdict]) -> list[str]
             "by chance alone, so a single flip is weak evidence; a claim holds where both phases agree.", ""]
 
 
+#: the columns of a paper page's table of claims (:func:`_row`)
+BOARD_HEADER = ["| claim | conditions | ours | the paper | verdict | confirmed | against today's solver "
+                "| runs, seeds; commits | registered | output | figure |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+
+def _counted(verdicts: list[Verdict], confirms: list[Verdict | None]) -> list[str]:
+    """The cells of a paper's row on the scoreboard: its claims, its findings per exploratory verdict, how many
+    have a confirmatory verdict, and how many claims were amended."""
+    findings = Counter(v.verdict for v in verdicts if v.claim.kind == FINDING)
+    confirmed = sum(c is not None and c.estimate is not None for v, c in zip(verdicts, confirms, strict=True)
+                    if v.claim.kind == FINDING)
+    return [str(len(verdicts)), *(str(findings.get(verdict, 0)) for verdict in VERDICTS), str(confirmed),
+            str(sum(bool(v.claim.amendments) for v in verdicts))]
+
+
+def write_paper_board(paper: str, judged: list[tuple[Verdict, TodayVerdict | None, Verdict | None]],
+                      locks: dict[str, dict[str, LockEntry]], results_dir: Path, mode: str) -> Path:
+    """``<results_dir>/<paper>/claims.md``: the paper's findings counted, its forest plot, a row per claim and its
+    amendments."""
+    verdicts = [v for v, _, _ in judged]
+    confirms = [c for _, _, c in judged]
+    lines = [f"# {paper}: does each claim hold? ({mode} mode)", "",
+             f"{len(verdicts)} claims of `{claims_file(paper)}`, each checked by code against the runs committed "
+             f"beside its output; [the scoreboard](../{SCOREBOARD}) counts every paper's and says how a verdict is "
+             "reached and what each column holds.", "",
+             *kind_lines(verdicts, confirms if mode == "full" else None),
+             *forest_lines(paper, verdicts, confirms, results_dir),
+             *BOARD_HEADER]
+    lines += [_row(v, today, locks[paper].get(v.claim.id), results_dir, confirm) for v, today, confirm in judged]
+    lines += amendment_lines(verdicts)
+    path = results_dir / paper / PAPER_BOARD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file(path, "\n".join(lines) + "\n")
+    return path
+
+
 def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
                      judged: Judged | None = None) -> tuple[Path, Counter]:
-    """``<results_dir>/README.md`` and ``claims.csv``: every claim of ``papers`` with its verdict (``judged``:
-    :func:`judge_papers` of them, when the caller has it already); the findings' counts per verdict."""
+    """``<results_dir>/README.md``, each paper's ``<paper>/claims.md`` (:func:`write_paper_board`) and
+    ``claims.csv``: every claim of ``papers`` with its verdict (``judged``: :func:`judge_papers` of them, when the
+    caller has it already); the findings' counts per verdict."""
     judged = judge_papers(papers, results_dir) if judged is None else judged
     verdicts, todays = [v for v, _ in judged], [t for _, t in judged]
     confirms = judge_confirm(verdicts, results_dir) if mode == "full" else None
+    shown = confirms if confirms is not None else [None] * len(verdicts)
     locks = _locks(verdicts)
     counts = Counter(v.verdict for v in verdicts if v.claim.kind == FINDING)
+    by_paper = {paper: [(v, t, c) for v, t, c in zip(verdicts, todays, shown, strict=True) if v.claim.paper == paper]
+                for paper in papers}
     lines = [f"# Does each claim hold? ({mode} mode)", "",
              f"{len(verdicts)} claims of {len(papers)} papers, each checked by code against the runs committed beside "
-             "its output (`svmrepro-reproduce --mode " + mode + "` writes this page and `claims.csv`, the same "
-             "verdicts for machines; `--from-csv` rebuilds both).", "",
+             "its output (`svmrepro-reproduce --mode " + mode + "` writes this page, each paper's `claims.md` and "
+             "`claims.csv`, the same verdicts for machines; `--from-csv` rebuilds them).", "",
              *kind_lines(verdicts, confirms),
-             *forest_lines(papers, verdicts, confirms, results_dir),
-             "How a verdict is reached: the claim's statistic (a paired ratio or difference of two methods, a log-log "
-             "slope or the difference of two, a mean, a trend across sizes) with its 95 % interval, against the "
-             "regions the claim states (*registered* says, from git, whether they were committed before any run the "
-             "claim reads: *blind*; a verdict on runs seen before its claim was written is exploratory): "
-             "**supported** when the whole interval lies in "
-             "`expect`, **partly supported** when it lies in the looser `partly`, **not supported** when it lies "
-             "wholly outside `expect` and not inside `partly` (more runs cannot make it supported; where the interval "
-             "straddles `partly`'s edge, the reason says partial support is undecided), **inconclusive** only where "
-             "more or cleaner runs could change the verdict: the interval straddles `expect`'s edge, too few runs "
-             "give an interval, or a timing was taken on a loaded machine. "
-             "In the statistics, `a / b` is a ratio (geometric mean over pairs of runs with the same seed), "
-             "p a paired t test, d Cohen's effect size. *Conditions* are where our verdict was reached under "
-             "conditions other than the paper's (scale, data, cores, parallel timing, error counts). *Registered* "
-             "is the commit that first stated the claim, then *blind* or the commit that last set its test, regions "
-             "and output when that came after its data (`svmrepro.report.claims.blind`); an amended claim links its "
-             "amendments below. Each paper's "
-             "claims and their lock: "
-             + ", ".join(f"`{claims_file(p)}`, `{_relative(lock_path(p))}`" for p in papers) + ". "
-             "*Against today's solver*: a claim about time judged again, in the same regions, against the faster "
-             "of LIBSVM and oneDAL on each problem, on the cores the method uses (the rule in each claims file's "
-             "legend), and, after *inside*, with the faster of them inside the method too; *unchanged* where the "
-             f"claim compares no solver we could replace ([{TODAY_PAGE}]({TODAY_PAGE}) has the estimates and which "
-             "solver each reading took).",
-             "*Confirmed*: the same locked claim judged once on the confirmatory phase's runs alone "
-             f"(`{CONFIRM_DIR}/`, `svmrepro-reproduce --mode confirm`: the full sweep on seeds no run had, made after "
-             "the lock); blank where those runs are not made yet. The exploratory verdict beside it may be re-read "
-             "as runs are added; the confirmatory one is read once, after its planned seeds ran.",
-             "", "| paper | claim | conditions | ours | the paper | verdict | confirmed | against today's solver "
-             "| runs, seeds; commits | registered | output | figure |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [_row(v, today, locks[v.claim.paper].get(v.claim.id), results_dir, confirm)
-              for v, today, confirm in zip(verdicts, todays, confirms or [None] * len(verdicts))]
-    lines += amendment_lines(verdicts)
+             "Each paper's claims are on a page of their own, its findings at a glance on top (each finding's "
+             "estimate and interval against its regions), then a row per claim and the claim's amendments:", "",
+             "| paper | claims | " + " | ".join(f"findings {verdict}" for verdict in VERDICTS)
+             + " | findings confirmed | claims amended |",
+             "|---|" + "---|" * (len(VERDICTS) + 3)]
+    for paper, rows in by_paper.items():
+        if rows:
+            cells = _counted([v for v, _, _ in rows], [c for _, _, c in rows])
+            lines.append(f"| [{paper}]({board_link(None, paper)}) | " + " | ".join(cells) + " |")
+    lines += ["",
+              "How a verdict is reached: the claim's statistic (a paired ratio or difference of two methods, a log-log "
+              "slope or the difference of two, a mean, a trend across sizes) with its 95 % interval, against the "
+              "regions the claim states (*registered* says, from git, whether they were committed before any run the "
+              "claim reads: *blind*; a verdict on runs seen before its claim was written is exploratory): "
+              "**supported** when the whole interval lies in "
+              "`expect`, **partly supported** when it lies in the looser `partly`, **not supported** when it lies "
+              "wholly outside `expect` and not inside `partly` (more runs cannot make it supported; where the interval "
+              "straddles `partly`'s edge, the reason says partial support is undecided), **inconclusive** only where "
+              "more or cleaner runs could change the verdict: the interval straddles `expect`'s edge, too few runs "
+              "give an interval, or a timing was taken on a loaded machine. "
+              "In the statistics, `a / b` is a ratio (geometric mean over pairs of runs with the same seed), "
+              "p a paired t test, d Cohen's effect size. *Conditions* are where our verdict was reached under "
+              "conditions other than the paper's (scale, data, cores, parallel timing, error counts). *Registered* "
+              "is the commit that first stated the claim, then *blind* or the commit that last set its test, regions "
+              "and output when that came after its data (`svmrepro.report.claims.blind`); an amended claim links its "
+              "amendments, at the end of its paper's page. Each paper's "
+              "claims and their lock: "
+              + ", ".join(f"`{claims_file(p)}`, `{_relative(lock_path(p))}`" for p in papers) + ". "
+              "*Against today's solver*: a claim about time judged again, in the same regions, against the faster "
+              "of LIBSVM and oneDAL on each problem, on the cores the method uses (the rule in each claims file's "
+              "legend), and, after *inside*, with the faster of them inside the method too; *unchanged* where the "
+              f"claim compares no solver we could replace ([{TODAY_PAGE}]({TODAY_PAGE}) has the estimates and which "
+              "solver each reading took).",
+              "*Confirmed*: the same locked claim judged once on the confirmatory phase's runs alone "
+              f"(`{CONFIRM_DIR}/`, `svmrepro-reproduce --mode confirm`: the full sweep on seeds no run had, made after "
+              "the lock); blank where those runs are not made yet. The exploratory verdict beside it may be re-read "
+              "as runs are added; the confirmatory one is read once, after its planned seeds ran."]
+    for paper, rows in by_paper.items():
+        if rows:
+            write_paper_board(paper, rows, locks, results_dir, mode)
     path = results_dir / SCOREBOARD
     results_dir.mkdir(parents=True, exist_ok=True)
     write_file(path, "\n".join(lines) + "\n")

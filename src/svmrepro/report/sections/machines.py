@@ -28,6 +28,7 @@ from omegaconf import MISSING
 
 from svmrepro.environment import CPU_COUNT_TAG, CPU_MODEL_TAG
 from svmrepro.errors import ConfigError
+from svmrepro.report.figure_keys import figure_key, is_current
 from svmrepro.report.figures import PANEL_HEIGHT, PANEL_WIDTH, legend_outside, plt, save_figure
 from svmrepro.report.labels import label
 from svmrepro.report.missing import NotComputed
@@ -137,7 +138,11 @@ def machines_markdown(runs: pd.DataFrame, spec: ReportSpec) -> tuple[str, list[t
 
 
 def draw_machines(tables: list[tuple[str, pd.DataFrame]], spec: ReportSpec, path: Path) -> None:
-    """``spec.machines.figure`` against x, a line per group, one panel per machine."""
+    """``spec.machines.figure`` against x, a line per group, one panel per machine (unless ``path`` is that
+    figure already)."""
+    key = figure_key("machines", tables, spec)
+    if is_current(path, key):
+        return
     metric = spec.machines.figure
     groups = sorted({str(g) for _, table in tables for g in table["group"]})
     colours = dict(zip(groups, plt.get_cmap("tab10").colors))
@@ -162,7 +167,7 @@ def draw_machines(tables: list[tuple[str, pd.DataFrame]], spec: ReportSpec, path
         ax.grid(alpha=0.3)
     legend_outside(axes[0][-1], *axes[0][0].get_legend_handles_labels(),
                    title=spec.group_label or label(spec.group))
-    save_figure(fig, f"{label(metric)} per machine", path)
+    save_figure(fig, f"{label(metric)} per machine", path, key)
 
 
 def figure_path(page: Page) -> Path:

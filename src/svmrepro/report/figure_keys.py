@@ -1,0 +1,77 @@
+"""A figure is drawn again only when what it shows may have changed.
+
+Drawing is most of what rebuilding an output costs (matplotlib lays out, measures and renders every
+panel: seconds per figure), and a reproduction with nothing new to run rebuilds every output. Each
+figure therefore carries, in a text chunk of its PNG (:data:`KEY`), the sha256 of everything it is
+drawn from (:func:`figure_key`): the tables, points and specs its caller passes (every value in them),
+the bytes of every module of ``svmrepro/report/`` (:data:`DRAWING_CODE`: the code that turns those
+into a figure; any change there draws every figure again) and matplotlib's and Pillow's versions.
+Code outside ``report/`` reaches a figure only through those inputs (a run's numbers, a tag's name),
+which are hashed by value. A figure whose PNG holds the key of what it would be drawn from now is left
+as it is (:func:`is_current`); any other, a missing one, or one that is a link, is drawn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from svmrepro.locations import PACKAGE_DIR
+
+#: the PNG text chunk holding what a figure was drawn from
+KEY = "svmrepro-drawn-from"
+#: the package folder whose modules draw the figures
+DRAWING_CODE = "report"
+
+
+@cache
+def _drawing_code() -> bytes:
+    """sha256 over the modules of :data:`DRAWING_CODE` (sorted paths, each with its bytes) and the drawing
+    libraries' versions."""
+    import matplotlib  # imported where a figure is drawn, not where a caller merely may draw one
+    import PIL
+
+    total = hashlib.sha256(f"matplotlib {matplotlib.__version__} pillow {PIL.__version__}".encode())
+    for path in sorted(p for p in (PACKAGE_DIR / DRAWING_CODE).rglob("*.py") if "__pycache__" not in p.parts):
+        total.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return total.digest()
+
+
+def _text(part: object) -> str:
+    """A part of what a figure is drawn from, as text with every value in it: a table by its CSV (its index
+    and dtypes too), an array by its bytes, a dict or list (a sidecar's points) as JSON of the same."""
+    if isinstance(part, pd.DataFrame):
+        return f"{part.dtypes.to_dict()!r}\n{part.to_csv()}"
+    if isinstance(part, pd.Series):
+        return f"{part.dtype}\n{part.to_csv()}"
+    if isinstance(part, np.ndarray):
+        return f"{part.dtype}{part.shape}:{part.tobytes().hex()}"
+    if isinstance(part, (dict, list, tuple)):
+        return json.dumps(part, sort_keys=True, default=_text)
+    return repr(part)
+
+
+def figure_key(*parts: object) -> str:
+    """The key of a figure drawn from ``parts`` by the package's current code."""
+    total = hashlib.sha256(_drawing_code())
+    for part in parts:
+        total.update(b"\0" + _text(part).encode())
+    return total.hexdigest()
+
+
+def is_current(path: Path, key: str) -> bool:
+    """Whether ``path`` is a PNG (not a link) drawn from what ``key`` says."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.format == "PNG" and image.info.get(KEY) == key
+    except (OSError, ValueError, SyntaxError):  # not an image, or a damaged one: draw it again
+        return False
