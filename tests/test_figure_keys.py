@@ -2,7 +2,11 @@
 its PNG as it is; another value, another spec, other code, a PNG without the key or a link in its place are
 drawn."""
 
+import dataclasses
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -18,6 +22,7 @@ from svmrepro.writing import SymlinkInTheWay
 RUNS = pd.DataFrame([{"params.x": str(x), "tags.algorithm": g, "params.seed": str(s),
                       "metrics.test_error": 0.1 * x + 0.01 * s + (g == "b")}
                      for g in ("a", "b") for x in (1, 2, 4) for s in (0, 1)])
+ROOT = Path(__file__).resolve().parents[1]
 SPEC = spec_from_config("p/f", {"title": "t", "x": "params.x", "metrics": ["test_error"]})
 
 
@@ -104,6 +109,28 @@ def test_the_key_changes_with_any_module_that_draws_and_with_every_value(tmp_pat
     other[50_000] = 1e-12
     assert figure_key(array) != figure_key(other)
     assert figure_key(array) == figure_key(array.copy())
+
+
+@dataclasses.dataclass
+class Holder:
+    values: object
+    names: frozenset = frozenset()
+
+
+def test_the_key_reads_a_dataclass_field_by_field_and_is_the_same_in_every_process():
+    import numpy as np
+
+    long = np.zeros(5000)
+    other = long.copy()
+    other[2500] = 1.0  # repr() would elide it
+    assert figure_key(Holder(long)) != figure_key(Holder(other))
+    # a set of words is in hash order, which differs between processes: the key must not be
+    code = ("import dataclasses; from svmrepro.report.figure_keys import figure_key\n"
+            "@dataclasses.dataclass\nclass Holder:\n    values: object\n    names: frozenset = frozenset()\n"
+            "print(figure_key(Holder([1, 2], frozenset({'alpha', 'beta', 'gamma', 'delta'}))))")
+    keys = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
+    assert len(keys) == 1 and len(keys.pop().strip()) == 64
 
 
 def test_a_keyed_png_names_its_key_in_a_text_chunk(tmp_path):

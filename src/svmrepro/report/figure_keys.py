@@ -13,8 +13,10 @@ as it is (:func:`is_current`); any other, a missing one, or one that is a link, 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -43,16 +45,24 @@ def _drawing_code() -> bytes:
 
 
 def _text(part: object) -> str:
-    """A part of what a figure is drawn from, as text with every value in it: a table by its CSV (its index
-    and dtypes too), an array by its bytes, a dict or list (a sidecar's points) as JSON of the same."""
+    """A part of what a figure is drawn from, as text with every value in it and the same in every process: a
+    table by its CSV (its index and dtypes too), an array by its bytes, a dataclass by its fields, a mapping or a
+    list (a sidecar's points) as JSON of the same, a set sorted."""
     if isinstance(part, pd.DataFrame):
         return f"{part.dtypes.to_dict()!r}\n{part.to_csv()}"
     if isinstance(part, pd.Series):
         return f"{part.dtype}\n{part.to_csv()}"
     if isinstance(part, np.ndarray):
         return f"{part.dtype}{part.shape}:{part.tobytes().hex()}"
-    if isinstance(part, (dict, list, tuple)):
-        return json.dumps(part, sort_keys=True, default=_text)
+    if dataclasses.is_dataclass(part) and not isinstance(part, type):  # a spec, a verdict: field by field, not repr
+        part = {"dataclass": type(part).__qualname__,
+                **{field.name: getattr(part, field.name) for field in dataclasses.fields(part)}}
+    if isinstance(part, Mapping):
+        return json.dumps({str(key): value for key, value in part.items()}, sort_keys=True, default=_text)
+    if isinstance(part, (list, tuple)):
+        return json.dumps(list(part), default=_text)
+    if isinstance(part, (set, frozenset)):  # in an order of its own, not the process's hash order
+        return json.dumps(sorted(_text(item) for item in part))
     return repr(part)
 
 
