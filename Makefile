@@ -7,6 +7,9 @@
 # make time-readme times README's first two commands here (ONLY=quick or ONLY=tests: one of them) into
 #                  results/bench/readme_commands.csv and README's block of their times; on an idle machine
 # make ui          the MLflow UI for the project's store on http://127.0.0.1:5000 (it prints each experiment's link)
+# make tutorial-results  the tutorial's study reproduced (quick mode) into docs/tutorial/results/, committed: the
+#                  tutorial shows its figure; FROM_CSV=1 redraws the pages from the committed runs CSV (after a change
+#                  in the package's report code), no run made
 # make docs        the documentation site into build/docs/ (open build/docs/index.html); a warning, a broken
 #                  link among them, fails it
 PYTHON ?= python3
@@ -18,7 +21,7 @@ DOCS_INSTALLED := $(VENV)/.docs-installed
 UI_WORKERS ?= 1
 UI_PORT ?= 5000
 
-.PHONY: install reproduce reproduce-full test test-bounds time-readme ui docs clean
+.PHONY: install reproduce reproduce-full test test-bounds time-readme ui tutorial-results docs clean
 
 install: $(INSTALLED)
 
@@ -79,6 +82,17 @@ time-readme: install
 ui: install
 	$(VENV)/bin/svmrepro-ui --tracking-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT) \
 		--workers $(UI_WORKERS)
+
+# from the checkout, so the pages name the study's folder by its relative path (the same on every machine); the runs
+# go to a store of their own, build/tutorial/mlflow.db (never committed, made anew), not the project's
+TUTORIAL_STUDY := docs/tutorial/study
+TUTORIAL_RESULTS := docs/tutorial/results
+FROM_CSV ?=
+
+tutorial-results: install
+	$(if $(FROM_CSV),,rm -rf build/tutorial && mkdir -p build/tutorial)
+	$(PY) -m svmrepro.reproduce --config-dir $(TUTORIAL_STUDY)/conf --experiment moons/sizes \
+		--results-dir $(TUTORIAL_RESULTS) $(if $(FROM_CSV),--from-csv,--tracking-uri sqlite:///$(CURDIR)/build/tutorial/mlflow.db)
 
 # the checkout is the source folder (docs/conf.py says why); tests/test_docs.py builds it the same way. Only the
 # package and the docs extra are installed for it (the test extra's cluster and browser tools are not needed)

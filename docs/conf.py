@@ -24,12 +24,14 @@ napoleon_use_ivar = True
 strip_signature_backslash = True
 autodoc_member_order = "bysource"
 
-# only the site's own pages and the generated results; results/quick/ (make reproduce, not committed)
-# and the tutorial's study folder (configuration files, included by path) are no pages
+# only the site's own pages and the generated results; results/quick/ (make reproduce, not committed), the
+# tutorial's study folder (configuration files, included by path) and its results (make tutorial-results: the
+# tutorial shows their figure; their pages link files of the study) are no pages
 include_patterns = ["docs/**", "results/**"]
 # results/confirm/ (the confirmatory phase's outputs) is read through the scoreboard's confirmed column and the
 # forest plots; its pages stay files of the repository
-exclude_patterns = ["results/quick/**", "results/confirm/**", "docs/tutorial/study/**", "docs/_root/**"]
+exclude_patterns = ["results/quick/**", "results/confirm/**", "docs/tutorial/study/**", "docs/tutorial/results/**",
+                    "docs/_root/**"]
 source_suffix = {".md": "markdown"}
 
 # heading anchors as GitHub makes them, so `page.md#a-heading` links work on the site as on GitHub;

@@ -82,6 +82,21 @@ def _sweep(root: Path, name: str, *extra: str, **env: str) -> subprocess.Complet
     return done
 
 
+def identical_runs_at_once(root: Path, uri: str, copies: int, *overrides: str) -> tuple[list[int], list[str]]:
+    """``copies`` ``svmrepro-run`` processes of one configuration (a 2-s fit of FaultyClassifier) started at once
+    on the store at ``uri``: their exit codes and outputs."""
+    (root / "conf" / "algorithm").mkdir(parents=True, exist_ok=True)
+    (root / "conf" / "algorithm" / "faulty.yaml").write_text("_target_: test_faults.FaultyClassifier\n")
+    command = [sys.executable, "-m", "svmrepro", f"hydra.searchpath=[file://{root / 'conf'}]",
+               "algorithm=faulty", "dataset.n_train=40", "dataset.n_test=40", *overrides,
+               f"tracking.uri={uri}", f"hydra.run.dir={root / 'out'}"]
+    env = _env(**{SLEEP_ENV: "2"})
+    procs = [subprocess.Popen(command, env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for _ in range(copies)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    return [p.returncode for p in procs], outputs
+
+
 def _status_counts(db: Path) -> Counter:
     """Statuses of the sweep's runs (not of its parent run) straight from the SQLite file, read-only
     (empty while the store is being made)."""

@@ -49,6 +49,18 @@ def test_the_same_table_spec_and_code_leave_the_figure_as_it_is(tmp_path, draws)
     assert path.read_bytes() == first and path.stat().st_mtime_ns == stat.st_mtime_ns
 
 
+def test_a_figure_says_which_drawing_libraries_drew_it(tmp_path):
+    import matplotlib
+    import PIL
+
+    path = tmp_path / "f.png"
+    assert figure_keys.drawn_with(path) is None
+    plot(summarise(RUNS, SPEC), None, SPEC, path)
+    assert figure_keys.drawn_with(path) == f"matplotlib {matplotlib.__version__} pillow {PIL.__version__}"
+    path.write_bytes(b"not an image")
+    assert figure_keys.drawn_with(path) is None
+
+
 def test_another_value_or_spec_draws_it_again(tmp_path, draws):
     path = tmp_path / "f.png"
     plot(summarise(RUNS, SPEC), None, SPEC, path)

@@ -186,20 +186,11 @@ def test_a_job_failing_in_the_store_is_named_with_its_error(tmp_path, monkeypatc
 def test_identical_runs_started_at_once_on_a_server_fit_once(sqlite_server, tmp_path):
     """Six ``svmrepro-run`` of one configuration (a 2-s fit) at once against an ``mlflow server``, which
     has no claim as a SQLite file has (issue 46, item 4): one fits, the five others skip it."""
-    from test_faults import FAIL_ENV, SLEEP_ENV, _env
+    from test_faults import identical_runs_at_once
 
     url, _ = sqlite_server
-    (tmp_path / "conf" / "algorithm").mkdir(parents=True)
-    (tmp_path / "conf" / "algorithm" / "faulty.yaml").write_text("_target_: test_faults.FaultyClassifier\n")
-    command = [sys.executable, "-m", "svmrepro", f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
-               "algorithm=faulty", "dataset.n_train=40", "dataset.n_test=40", "seed=3", "label=at_once",
-               f"tracking.uri={url}", f"hydra.run.dir={tmp_path / 'out'}"]
-    env = _env(**{SLEEP_ENV: "2"})
-    env.pop(FAIL_ENV, None)
-    procs = [subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) for _ in range(6)]
-    outputs = [p.communicate(timeout=300)[0] for p in procs]
-    assert [p.returncode for p in procs] == [0] * 6, outputs
+    codes, outputs = identical_runs_at_once(tmp_path, url, 6, "seed=3", "label=at_once")
+    assert codes == [0] * 6, outputs
     assert sum(" FINISHED: " in out for out in outputs) == 1, outputs
     assert sum("skip: run" in out for out in outputs) == 5, outputs
     client = MlflowClient(url)

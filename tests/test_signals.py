@@ -8,6 +8,7 @@ Ctrl-C is SIGINT to its whole process group. A SIGTERM after the sweep ended, wh
 ends, is a stop as well (143).
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -202,3 +203,63 @@ def test_outside_a_store_call_a_signal_stops_at_once(handlers):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
         pytest.fail("the stop waited")
+
+
+#: a study of one experiment whose two fits outlast the test (svmrepro-reproduce runs its sweeps in a child process)
+SLOW_EXPERIMENT = """\
+# @package _global_
+defaults:
+  - override /dataset: gaussian_clouds
+  - override /algorithm: faulty
+dataset:
+  n_train: 40
+  n_test: 40
+sweep:
+  quick: {seed: "0,1"}
+report:
+  title: slow
+  x: params.seed
+  metrics: [test_error]
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_stop_of_svmrepro_reproduce_alone_stops_its_sweeps(root, sig):
+    """``kill <pid>`` of svmrepro-reproduce (not its process group, as a scheduler or a user may): its sweeps'
+    process stops too, its run in progress KILLED; SIGTERM is one line and exit 143. Before, the sweeps went on
+    alone, starting job after job, with no process left to build their pages."""
+    (root / "conf" / "experiment" / "mine").mkdir(parents=True)
+    (root / "conf" / "experiment" / "mine" / "slow.yaml").write_text(SLOW_EXPERIMENT)
+    command = [sys.executable, "-m", "svmrepro.reproduce", "--config-dir", str(root / "conf"), "--experiment",
+               "mine/slow", "--tracking-uri", f"sqlite:///{root / 'mlflow.db'}", "--results-dir", str(root / "results")]
+    main = subprocess.Popen(command, env=_env(**{SLEEP_ENV: FIT_S}), cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _status_counts(root / "mlflow.db")["RUNNING"] < 1:
+            assert main.poll() is None, main.communicate()
+            assert time.monotonic() < deadline, "no run started in time"
+            time.sleep(0.1)
+        processes = psutil.Process(main.pid).children(recursive=True)
+        os.kill(main.pid, sig)
+        _, stderr = main.communicate(timeout=60)
+        deadline = time.monotonic() + 30  # after a SIGKILL, the sweeps' process notices within a second
+        while any(map(alive, processes)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [process for process in processes if alive(process)]
+    finally:
+        if main.poll() is None:
+            main.kill()
+            main.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(main.pid, signal.SIGKILL)
+    assert left == [], "the sweeps' process went on after svmrepro-reproduce ended"
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    runs = [run for run in client.search_runs([client.get_experiment_by_name("mine/slow").experiment_id])
+            if run.data.tags.get("svmrepro.kind") != "sweep"]  # not the sweep's parent run
+    assert runs and {run.info.status for run in runs} == {"KILLED"}, [run.info.status for run in runs]
+    if sig == signal.SIGTERM:
+        assert main.returncode == 143, stderr[-3000:]
+        assert "Traceback" not in stderr, stderr[-3000:]
+        assert [line for line in stderr.splitlines() if line.startswith("svmrepro-reproduce:")] == [
+            "svmrepro-reproduce: stopped by SIGTERM"], stderr[-3000:]

@@ -25,8 +25,9 @@ def test_ctrl_c_during_a_rebuild_from_csv_is_the_stop_line(tmp_path, delay):
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
-    if process.returncode == 0:  # it had finished before the signal came
-        return
+    if process.returncode == 0:  # it had finished before the signal came: nothing was tested, and it says so
+        assert delay > 2.0, "the rebuild ended within 2 s (its imports alone take longer): the signal was lost"
+        pytest.skip(f"the rebuild had ended before the signal at {delay} s")
     lines = [line for line in err.splitlines() if line.strip() and not line.startswith("[")]
     assert process.returncode in (130, -signal.SIGINT), (process.returncode, err[-3000:])
     assert lines == ["svmrepro-reproduce: stopped by SIGINT"], err[-3000:]

@@ -21,7 +21,7 @@ import mlflow.store.db_migrations
 import pytest
 from alembic.script import ScriptDirectory
 from mlflow.tracking import MlflowClient
-from test_faults import FAIL_ENV, SLEEP_ENV, _env
+from test_faults import identical_runs_at_once
 
 from svmrepro.compose import compose_config, compose_run
 from svmrepro.sweep.jobs import sweep_jobs
@@ -190,17 +190,8 @@ def test_a_store_of_another_mlflow_schema_with_runs_is_told_what_to_do(tmp_path)
 def test_identical_runs_started_at_once_fit_once(tmp_path):
     """Three ``svmrepro-run`` processes of the same configuration (a 2-s fit) on a new store: one
     fits, the others wait for its claim, then skip it."""
-    (tmp_path / "conf" / "algorithm").mkdir(parents=True)
-    (tmp_path / "conf" / "algorithm" / "faulty.yaml").write_text("_target_: test_faults.FaultyClassifier\n")
-    command = [sys.executable, "-m", "svmrepro", f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
-               "algorithm=faulty", "dataset.n_train=40", "dataset.n_test=40", "seed=1",
-               f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path / 'out'}"]
-    env = _env(**{SLEEP_ENV: "2"})
-    env.pop(FAIL_ENV, None)
-    procs = [subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) for _ in range(3)]
-    outputs = [p.communicate(timeout=180)[0] for p in procs]
-    assert [p.returncode for p in procs] == [0] * 3, outputs
+    codes, outputs = identical_runs_at_once(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", 3, "seed=1")
+    assert codes == [0] * 3, outputs
     assert sum(" FINISHED: " in out for out in outputs) == 1
     assert sum("skip: run" in out for out in outputs) == 2
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")

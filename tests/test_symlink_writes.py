@@ -36,6 +36,27 @@ def test_a_symlink_where_a_page_goes_is_refused_and_its_target_untouched(tmp_pat
     assert secret.read_text() == "export PATH=...\n"
 
 
+def test_the_hydra_files_masked_for_a_password_are_rewritten_whole_and_never_through_a_link(tmp_path):
+    from omegaconf import OmegaConf
+
+    from svmrepro.redact_files import RedactHydraFiles
+
+    job = tmp_path / "job"
+    (job / ".hydra").mkdir(parents=True)
+    (job / ".hydra" / "overrides.yaml").write_text("- tracking.uri=postgresql://u:s3cret@db/x\n")
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("uri: postgresql://u:s3cret@db/x\n")
+    (job / ".hydra" / "config.yaml").symlink_to(outside)
+    config = OmegaConf.create({"hydra": {"output_subdir": ".hydra", "runtime": {"output_dir": str(job)}}})
+    with pytest.raises(SymlinkInTheWay, match=r"\.hydra/config\.yaml: a symlink"):
+        RedactHydraFiles().on_job_start(config)
+    assert outside.read_text() == "uri: postgresql://u:s3cret@db/x\n"  # the link's target untouched
+    (job / ".hydra" / "config.yaml").unlink()
+    RedactHydraFiles().on_job_start(config)
+    assert (job / ".hydra" / "overrides.yaml").read_text() == "- tracking.uri=postgresql://u:***@db/x\n"
+    assert sorted(p.name for p in (job / ".hydra").iterdir()) == ["overrides.yaml"]  # no temporary file left
+
+
 def test_a_symlinked_folder_below_the_root_is_refused(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -3,7 +3,7 @@
 A tracking URI may carry a password (``postgresql+psycopg2://user:secret@host/db``). The URI is
 needed to connect, so it stays in the config a run is given, but every copy that is written or
 shown has the password replaced by ``***``: Hydra's ``.hydra/*.yaml`` files of each job
-(:class:`RedactHydraFiles`, a Hydra callback), the sweep's ``multirun.yaml``, the run's
+(:class:`svmrepro.redact_files.RedactHydraFiles`, a Hydra callback), the sweep's ``multirun.yaml``, the run's
 ``config.yaml`` artifact, log records (:class:`RedactFilter`, on Hydra's logging handlers) and
 the one-line errors.
 """
@@ -12,11 +12,6 @@ from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
-from typing import Any
-
-from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
 
 MASK = "***"
 _SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]*\\?://"
@@ -48,16 +43,3 @@ class RedactFilter(logging.Filter):
             record.exc_text = redact(record.exc_text)
         return True
 
-
-class RedactHydraFiles(Callback):
-    """Hydra callback: redact the ``config.yaml``, ``hydra.yaml`` and ``overrides.yaml`` Hydra has
-    just written into the job's output folder (it writes them before ``on_job_start``)."""
-
-    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
-        subdir = config.hydra.output_subdir
-        if subdir is None:
-            return
-        for path in (Path(config.hydra.runtime.output_dir) / subdir).glob("*.yaml"):
-            text = path.read_text()
-            if redact(text) != text:
-                path.write_text(redact(text))

@@ -167,10 +167,14 @@ def run_sweeps(chosen: list[str], plan: Plan, tracking_uri: str | None, extra: l
         os.close(write_end)
     ended = set()
     with child, os.fdopen(read_end) as status:
-        for line in status:
-            report = json.loads(line)
-            ended.add(report["experiment"])
-            yield report["experiment"], report["code"] == 0
+        try:
+            for line in status:
+                report = json.loads(line)
+                ended.add(report["experiment"])
+                yield report["experiment"], report["code"] == 0
+        except BaseException:  # a stop, or an error here: the sweeps stop as svmrepro-run's do (runs KILLED)
+            child.terminate()  # then waited for (the with), never left running on its own
+            raise
     if child.returncode != 0 and len(ended) < len(sweeps):
         log.error("the sweeps' process ended with exit code %s; %d sweeps did not end", child.returncode,
                   len(sweeps) - len(ended))
@@ -605,18 +609,23 @@ def mistakes(chosen: list[str], plan: Plan, args: argparse.Namespace) -> list[st
 def main(argv: list[str] | None = None) -> int:
     """``svmrepro-reproduce``: each config composed once for the whole invocation (its checks, its data, its
     sweeps' arguments, its pages: :func:`~svmrepro.compose.composition_cache`). A Ctrl-C is one line and
-    exit code 130 wherever it lands, even inside a library that turns it into an error of its own."""
+    exit code 130 wherever it lands, even inside a library that turns it into an error of its own; a SIGTERM one
+    line and 143. Either stops the sweeps' process first (:func:`run_sweeps`)."""
     _STOPS.clear()
-    previous = signal.signal(signal.SIGINT, _record_stop)
+    previous = {sig: signal.signal(sig, _record_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         with composition_cache():
             return reproduce_command(argv)
     except BaseException as exc:  # noqa: BLE001  (a KeyboardInterrupt, or an error raised while handling one)
         if interruption(exc) is None and not _STOPS:
             raise
+        if _STOPS and _STOPS[0] == signal.SIGTERM:  # one line, exit 143
+            print(f"svmrepro-reproduce: stopped by {signal.SIGTERM.name}", file=sys.stderr, flush=True)
+            raise SystemExit(128 + signal.SIGTERM) from None
         raise KeyboardInterrupt(_STOPS[0] if _STOPS else "SIGINT") from None  # one line (stop_line), exit 130
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 #: the Ctrl-Cs this process received (:func:`_record_stop`)
@@ -624,7 +633,7 @@ _STOPS: list[int] = []
 
 
 def _record_stop(signum: int, frame) -> None:
-    """Python's own Ctrl-C (a KeyboardInterrupt where it lands), remembered: a library that turns it into an
+    """Python's own Ctrl-C (a KeyboardInterrupt where it lands; a SIGTERM too), remembered: a library that turns it into an
     error of its own (Hydra, OmegaConf) cannot make it pass for a mistake in the configs (:func:`stop_if_stopped`)."""
     _STOPS.append(signum)
     raise KeyboardInterrupt

@@ -115,6 +115,13 @@ def end_with_parent() -> None:
         _start_watching(parent.pid)
 
 
+def end_with(parent_pid: int) -> None:
+    """In a process an svmrepro command started itself (:mod:`svmrepro.sweeps`, by svmrepro-reproduce): end it as
+    :func:`end_with_parent` ends a worker once ``parent_pid`` has died, however it died (a SIGTERM or SIGKILL of
+    that command alone reaches nothing else)."""
+    _start_watching(parent_pid)
+
+
 @cache
 def _start_watching(parent_pid: int) -> None:
     threading.Thread(target=_watch, args=(parent_pid,), name="svmrepro-end-with-parent", daemon=True).start()

@@ -11,7 +11,8 @@ each sweep ends, one JSON line ``{"experiment": ..., "code": ...}`` is written t
 ``FD``, so the caller can build that output while the next sweep runs.
 
 SIGTERM and SIGINT stop it as they stop svmrepro-run (:mod:`svmrepro.signals`): the workers end, the runs in
-progress are marked KILLED, one line and exit code 128 + the signal; the sweeps not begun are not run.
+progress are marked KILLED, one line and exit code 128 + the signal; the sweeps not begun are not run. So does
+the end of the process that started it (svmrepro-reproduce), whatever ended it (:func:`svmrepro.signals.end_with`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("sweeps", type=json.loads, help="a JSON list of [experiment, svmrepro-run arguments]")
     args = parser.parse_args(argv)
     signals.install()
+    signals.end_with(os.getppid())  # svmrepro-reproduce: gone, however, its sweeps stop
     os.environ[MAIN_PID_ENV] = str(os.getpid())
     try:
         with os.fdopen(args.status_fd, "w") as status:

@@ -27,18 +27,27 @@ from svmrepro.locations import PACKAGE_DIR
 
 #: the PNG text chunk holding what a figure was drawn from
 KEY = "svmrepro-drawn-from"
+#: the PNG text chunk naming the drawing libraries' versions (also in :data:`KEY`; told apart so a check of the
+#: committed figures can tell "drawn from other runs or code" from "drawn by another matplotlib")
+LIBRARIES = "svmrepro-drawn-with"
 #: the package folder whose modules draw the figures
 DRAWING_CODE = "report"
+
+
+@cache
+def libraries() -> str:
+    """The versions of the libraries that draw and write a figure."""
+    import matplotlib  # imported where a figure is drawn, not where a caller merely may draw one
+    import PIL
+
+    return f"matplotlib {matplotlib.__version__} pillow {PIL.__version__}"
 
 
 @cache
 def _drawing_code() -> bytes:
     """sha256 over the modules of :data:`DRAWING_CODE` (sorted paths, each with its bytes) and the drawing
     libraries' versions."""
-    import matplotlib  # imported where a figure is drawn, not where a caller merely may draw one
-    import PIL
-
-    total = hashlib.sha256(f"matplotlib {matplotlib.__version__} pillow {PIL.__version__}".encode())
+    total = hashlib.sha256(libraries().encode())
     for path in sorted(p for p in (PACKAGE_DIR / DRAWING_CODE).rglob("*.py") if "__pycache__" not in p.parts):
         total.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return total.digest()
@@ -72,6 +81,22 @@ def figure_key(*parts: object) -> str:
     for part in parts:
         total.update(b"\0" + _text(part).encode())
     return total.hexdigest()
+
+
+def png_metadata(key: str) -> dict[str, str]:
+    """The text chunks a figure drawn under ``key`` carries (``savefig(..., metadata=)``)."""
+    return {KEY: key, LIBRARIES: libraries()}
+
+
+def drawn_with(path: Path) -> str | None:
+    """The drawing libraries' versions a PNG figure says it was drawn with (None: no such figure)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.info.get(LIBRARIES)
+    except (OSError, ValueError, SyntaxError):
+        return None
 
 
 def is_current(path: Path, key: str) -> bool:

@@ -29,7 +29,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.transforms import blended_transform_factory, offset_copy  # noqa: E402
 
 from svmrepro.report.claims.schema import load_claims  # noqa: E402
-from svmrepro.report.figure_keys import KEY as FIGURE_KEY, figure_key, is_current  # noqa: E402
+from svmrepro.report.figure_keys import figure_key, is_current, png_metadata  # noqa: E402
 from svmrepro.report.labels import is_count, is_seconds, label  # noqa: E402
 from svmrepro.report.ratio_panel import Ratio, claimed_ratios, draw_ratios  # noqa: E402
 from svmrepro.report.spec import ReportSpec  # noqa: E402
@@ -206,7 +206,7 @@ def save_figure(fig, title: str, path: Path, key: str | None = None) -> None:
     fig.suptitle(textwrap.fill(title, width=int(width * 11)), fontsize=10)  # ~11 characters an inch
     declutter(fig, fig.tight_layout)
     path.parent.mkdir(parents=True, exist_ok=True)
-    metadata = {FIGURE_KEY: key} if key else None
+    metadata = png_metadata(key) if key else None
     write_file(path, lambda out: fig.savefig(out, dpi=110, format="png", metadata=metadata))
     plt.close(fig)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from svmrepro.report.claims.schema import FINDING
 from svmrepro.report.claims.verdict import Verdict
-from svmrepro.report.figure_keys import KEY as FIGURE_KEY, figure_key, is_current
+from svmrepro.report.figure_keys import figure_key, is_current, png_metadata
 from svmrepro.writing import write_file
 
 FIGURE = "claims.png"
@@ -77,14 +77,16 @@ def _interval(axis, verdict: Verdict | None, y: float, log: bool, marker: str) -
     axis.plot([f(estimate.value)], [y], marker=marker, color=colour, markeredgecolor="black", markersize=7)
 
 
+def _fit_labels(figure, labels) -> None:
+    """The axes start where the widest row label (drawn right-aligned left of its axis) ends, so no label is cut."""
+    renderer = figure.canvas.get_renderer()
+    widest = max(label.get_window_extent(renderer).width for label in labels) / (figure.get_figwidth() * figure.dpi)
+    labels[0].axes.get_gridspec().update(left=min(0.8, widest + 0.03))  # the grid's own left, not the figure's
+
+
 def write_forest(paper: str, verdicts: list[Verdict], confirms: list[Verdict | None], folder: Path) -> Path | None:
     """``<folder>/claims.png`` of ``paper``'s findings (None when it has none); ``confirms``: each claim judged
     on the confirmatory runs (None or *not run* where there are none)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = [(v, c) for v, c in zip(verdicts, confirms, strict=True)
             if v.claim.paper == paper and v.claim.kind == FINDING and v.estimate is not None]
     not_run = [v.claim.id for v in verdicts if v.claim.paper == paper and v.claim.kind == FINDING
@@ -94,10 +96,29 @@ def write_forest(paper: str, verdicts: list[Verdict], confirms: list[Verdict | N
     path, key = folder / FIGURE, figure_key("forest", paper, rows, not_run)
     if is_current(path, key):  # that figure already (svmrepro.report.figure_keys)
         return path
+    figure = draw_forest(paper, rows, not_run)
+    write_file(path, lambda out: figure.savefig(out, format="png", dpi=DPI, metadata=png_metadata(key)))
+    _pyplot().close(figure)
+    return path
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def draw_forest(paper: str, rows: list[tuple[Verdict, Verdict | None]], not_run: list[str]):
+    """The figure of ``rows`` (each finding's exploratory and confirmatory verdicts), ``not_run`` listed below."""
+    plt = _pyplot()
     height = ROW_IN * len(rows) + 1.6
     figure, axes = plt.subplots(len(rows), 1, figsize=(WIDTH_IN, height), squeeze=False,
-                                gridspec_kw={"left": 0.30, "right": 0.98, "top": 1 - 0.75 / height,
+                                gridspec_kw={"left": 0.25, "right": 0.98, "top": 1 - 0.75 / height,
                                              "bottom": 0.85 / height, "hspace": 0.9})
+    labels = []
     for axis, (explore, confirm) in zip(axes[:, 0], rows):
         claim = explore.claim
         log = _is_ratio([explore, confirm])
@@ -117,10 +138,10 @@ def write_forest(paper: str, verdicts: list[Verdict], confirms: list[Verdict | N
             axis.set_xlim(*limits)
         for side in ("top", "right", "left"):
             axis.spines[side].set_visible(False)
-        label = claim.id.replace("_", " ")
-        axis.text(-0.01, 0.5, f"{label}  ({explore.verdict}" + (f"; confirm: {confirm.verdict})" if confirm is not None
-                  and confirm.estimate is not None else ")"), transform=axis.transAxes, ha="right", va="center",
-                  fontsize=8)
+        confirmed = f"; confirm: {confirm.verdict}" if confirm is not None and confirm.estimate is not None else ""
+        labels.append(axis.text(-0.01, 0.5, f"{claim.id.replace('_', ' ')}  ({explore.verdict}{confirmed})",
+                                transform=axis.transAxes, ha="right", va="center", fontsize=8))
+    _fit_labels(figure, labels)
     legend = [plt.Line2D([], [], color=c, lw=3, label=v) for v, c in COLOURS.items() if v != "not run"]
     legend += [plt.Line2D([], [], marker="o", ls="", color="black", label="explore"),
                plt.Line2D([], [], marker="D", ls="", color="black", label="confirm"),
@@ -131,6 +152,4 @@ def write_forest(paper: str, verdicts: list[Verdict], confirms: list[Verdict | N
                     "(a ratio's row on a log scale)", y=1 - 0.3 / height, fontsize=10)
     if not_run:
         figure.text(0.01, 0.2 / height, "not run: " + ", ".join(not_run), fontsize=7, wrap=True)
-    write_file(path, lambda out: figure.savefig(out, format="png", dpi=DPI, metadata={FIGURE_KEY: key}))
-    plt.close(figure)
-    return path
+    return figure

@@ -361,7 +361,8 @@ def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
               "*Confirmed*: the same locked claim judged once on the confirmatory phase's runs alone "
               f"(`{CONFIRM_DIR}/`, `svmrepro-reproduce --mode confirm`: the full sweep on seeds no run had, made after "
               "the lock); blank where those runs are not made yet. The exploratory verdict beside it may be re-read "
-              "as runs are added; the confirmatory one is read once, after its planned seeds ran."]
+              "as runs are added; the confirmatory one is read once, after its planned seeds ran. It judges the "
+              "claim's test; its reading against today's solver is judged on the exploratory runs only."]
     for paper, rows in by_paper.items():
         if rows:
             write_paper_board(paper, rows, locks, results_dir, mode)
