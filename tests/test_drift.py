@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from svmrepro.locations import CONFIG_DIRS_ENV
 from svmrepro.report.figure_keys import drawn_with, libraries
 from svmrepro.report.readme_times import MEASUREMENTS
 from svmrepro.reproduce import main as reproduce
@@ -69,6 +70,7 @@ def test_the_tutorials_results_rebuild_from_their_runs_csv_unchanged(tmp_path, m
     assert f"{folder}/moons/sizes.runs.csv" in names and f"{folder}/moons/sizes.png" in names, names
     results = tmp_path / "results"
     copy_inputs(folder, results, committed("*.runs.csv", folder) + committed("*.png", folder))
+    monkeypatch.setenv(CONFIG_DIRS_ENV, "")  # --config-dir sets it for the process; put back afterwards
     monkeypatch.chdir(CHECKOUT)  # as make tutorial-results runs it: the pages name the study's folder from there
     assert reproduce(["--config-dir", "docs/tutorial/study/conf", "--experiment", "moons/sizes", "--from-csv",
                       "--results-dir", str(results)]) == 0
