@@ -21,6 +21,7 @@ import psutil
 import pytest
 from mlflow.tracking import MlflowClient
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
+from test_reproduce_sweeps import EXPERIMENT
 
 from svmrepro import signals
 from svmrepro.signals import alive
@@ -205,22 +206,9 @@ def test_outside_a_store_call_a_signal_stops_at_once(handlers):
         pytest.fail("the stop waited")
 
 
-#: a study of one experiment whose two fits outlast the test (svmrepro-reproduce runs its sweeps in a child process)
-SLOW_EXPERIMENT = """\
-# @package _global_
-defaults:
-  - override /dataset: gaussian_clouds
-  - override /algorithm: faulty
-dataset:
-  n_train: 40
-  n_test: 40
-sweep:
-  quick: {seed: "0,1"}
-report:
-  title: slow
-  x: params.seed
-  metrics: [test_error]
-"""
+#: a study of one experiment (test_reproduce_sweeps') whose two fits outlast the test (svmrepro-reproduce runs its
+#: sweeps in a child process)
+SLOW_EXPERIMENT = EXPERIMENT.replace("svc_linear", "faulty").replace("{title}", "slow")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
