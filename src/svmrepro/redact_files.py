@@ -25,5 +25,6 @@ class RedactHydraFiles(Callback):
         folder = Path(config.hydra.runtime.output_dir)
         for path in (folder / subdir).glob("*.yaml"):
             text = path.read_text()
-            if redact(text) != text:
-                write_file(path, redact(text), root=folder)
+            masked = redact(text)
+            if masked != text:
+                write_file(path, masked, root=folder)

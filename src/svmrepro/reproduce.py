@@ -628,13 +628,14 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(sig, handler)
 
 
-#: the Ctrl-Cs this process received (:func:`_record_stop`)
+#: the Ctrl-Cs and SIGTERMs this process received (:func:`_record_stop`)
 _STOPS: list[int] = []
 
 
 def _record_stop(signum: int, frame) -> None:
-    """Python's own Ctrl-C (a KeyboardInterrupt where it lands; a SIGTERM too), remembered: a library that turns it into an
-    error of its own (Hydra, OmegaConf) cannot make it pass for a mistake in the configs (:func:`stop_if_stopped`)."""
+    """Python's own Ctrl-C (a KeyboardInterrupt where it lands; a SIGTERM too), remembered: a library that turns it
+    into an error of its own (Hydra, OmegaConf) cannot make it pass for a mistake in the configs
+    (:func:`stop_if_stopped`)."""
     _STOPS.append(signum)
     raise KeyboardInterrupt
 

@@ -112,7 +112,7 @@ def end_with_parent() -> None:
     """
     parent = multiprocessing.parent_process()
     if parent is not None:
-        _start_watching(parent.pid)
+        end_with(parent.pid)
 
 
 def end_with(parent_pid: int) -> None:
