@@ -1,4 +1,5 @@
 import os
+import signal
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -9,6 +10,15 @@ from installed_wheel import build_wheel, install_wheel
 
 from svmrepro.compose import compose_config
 from svmrepro.exclusive import LOCK_ENV
+
+
+def pytest_configure(config):
+    """Ctrl-C reaches the processes the tests start as a terminal sends it, however the suite was started: a shell
+    starts a background job (``make test &``, ``nohup``) with SIGINT ignored, which every process it starts
+    inherits, so Python would leave Ctrl-C ignored in them and the tests of Ctrl-C would wait for nothing. A
+    handler here (not an ignore) is reset to the default in each child at its exec."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
