@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from svmrepro.report.claims.forest import FIGURE as FOREST
-from svmrepro.report.claims.forest import write_forest
+from svmrepro.report.claims.forest import markers_text, shown, write_forest
 from svmrepro.report.claims.lock import COMMAND, LockEntry, lock_path, read_lock
 from svmrepro.report.claims.schema import (
     FINDING,
@@ -106,14 +106,16 @@ def confirm_cell(confirm: Verdict | None) -> str:
     return f"**{confirm.verdict}**: {confirm.ours()} ({len(confirm.estimate.runs)} runs, {confirm.seeds} seeds)"
 
 
-def forest_lines(paper: str, verdicts: list[Verdict], confirms: list[Verdict | None], results_dir: Path) -> list[str]:
-    """The paper's forest plot (:mod:`.forest`), written to ``<results_dir>/<paper>/claims.png``, and the lines
-    that show it on top of the paper's page (none when it has no finding with an estimate)."""
-    if write_forest(paper, verdicts, confirms, results_dir / paper) is None:
+def forest_lines(paper: str, verdicts: list[Verdict], confirms: list[Verdict | None], results_dir: Path,
+                 mode: str) -> list[str]:
+    """The paper's forest plot (:mod:`.forest`) of a ``mode`` page, written to ``<results_dir>/<paper>/claims.png``,
+    and the lines that show it on top of the paper's page (none when it has no finding with an estimate)."""
+    if write_forest(paper, verdicts, confirms, results_dir / paper, mode) is None:
         return []
-    return ["The findings at a glance: each finding's estimate and 95 % interval (circle: exploratory runs; diamond: "
-            "confirmatory runs) against its `expect` (dark band) and `partly` (light band) regions, coloured by "
-            "verdict.", "", f"![{paper}: each finding against its regions]({FOREST})", ""]
+    markers = markers_text(mode, any(shown(c) for c in confirms))
+    return [f"The findings at a glance: each finding's estimate and 95 % interval ({markers}) against its `expect` "
+            "(dark band) and `partly` (light band) regions, coloured by verdict.", "",
+            f"![{paper}: each finding against its regions]({FOREST})", ""]
 
 
 def board_link(from_paper: str | None, paper: str) -> str:
@@ -297,7 +299,7 @@ def write_paper_board(paper: str, judged: list[tuple[Verdict, TodayVerdict | Non
              f"beside its output; [the scoreboard](../{SCOREBOARD}) counts every paper's and says how a verdict is "
              "reached and what each column holds.", "",
              *kind_lines(verdicts, confirms if mode == "full" else None),
-             *forest_lines(paper, verdicts, confirms, results_dir),
+             *forest_lines(paper, verdicts, confirms, results_dir, mode),
              *BOARD_HEADER]
     lines += [_row(v, today, locks[paper].get(v.claim.id), results_dir, confirm) for v, today, confirm in judged]
     lines += amendment_lines(verdicts)
