@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
 from svmrepro import reproduce as reproducing
 from svmrepro import compose as compose_module
@@ -156,16 +156,60 @@ def test_svmrepro_run_m_stops_before_its_first_job(folder):
     assert not client.search_runs(experiments, "tags.`svmrepro.kind` = 'result'")
 
 
+def _hydra_alone(overrides: list[str]):
+    """The config and config-group options of Hydra's own composition of ``overrides``, no cache, no value
+    applied by svmrepro: what ``svmrepro-run`` gets for them."""
+    from hydra import compose, initialize_config_dir
+
+    from svmrepro import settings
+    from svmrepro.locations import CONF_DIR
+
+    settings.register()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[*compose_module.searchpath_override(), *overrides],
+                      return_hydra_config=True)
+    choices = dict(cfg.hydra.runtime.choices)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    return cfg, choices
+
+
 @pytest.mark.parametrize("experiment", ["cascade/table1", "cross_training/fig1", "svr_decomposition/table1"])
 def test_jobs_composed_once_per_group_options_are_those_hydra_composes(experiment):
-    """:class:`JobComposer` (one Hydra composition per set of config-group options, values applied after)
-    gives every job the config, options and identity that composing the job alone gives."""
+    """:class:`JobComposer` and :func:`compose_run` (one Hydra composition per set of config-group options,
+    values applied after) give every job the config, options and identity Hydra's composition of the job alone
+    gives."""
     base = [f"experiment={experiment}", "mode=quick"]
     composer = JobComposer(base)
     for job in sweep_jobs(compose_config(base).sweep.quick, {"tracking.log_model": "true"}):
-        (fast, fast_choices), (slow, slow_choices) = composer.compose(job), compose_run([*base, *job])
-        assert OmegaConf.to_yaml(fast) == OmegaConf.to_yaml(slow) and fast_choices == slow_choices
+        (fast, fast_choices), (slow, slow_choices) = composer.compose(job), _hydra_alone([*base, *job])
+        run, run_choices = compose_run([*base, *job])
+        assert OmegaConf.to_yaml(fast) == OmegaConf.to_yaml(slow) == OmegaConf.to_yaml(run)
+        assert fast_choices == slow_choices == run_choices
         assert config_hash(fast) == config_hash(slow)
+
+
+def test_plain_values_are_set_on_one_composition_as_hydra_sets_them(monkeypatch):
+    """``experiment=X`` and ``experiment=X mode=full seed=3`` are one Hydra composition (the claims check asks
+    for the one, the jobs check for the other); the values land as Hydra's own composition puts them, and a
+    value Hydra refuses is refused with Hydra's message."""
+    calls = []
+    real = compose_module.compose
+    monkeypatch.setattr(compose_module, "compose", lambda *a, **k: calls.append(1) or real(*a, **k))
+    base = ["experiment=cascade/table1", "+hydra_plugins_never_read=1"]  # a key no other test composes
+    with composition_cache():
+        plain = compose_config(base)
+        valued = compose_config([*base, "mode=full", "seed=3", "algorithm.C=2.5"])
+        assert len(calls) == 1
+        alone, _ = _hydra_alone([*base, "mode=full", "seed=3", "algorithm.C=2.5"])
+        assert OmegaConf.to_yaml(valued) == OmegaConf.to_yaml(alone) != OmegaConf.to_yaml(plain)
+        for bad in ("seed=abc", "no_such_key=1", "algorithm.no_such_key=1"):
+            with pytest.raises(Exception) as ours:
+                compose_config([*base, bad])
+            with pytest.raises(Exception) as hydras:
+                _hydra_alone([*base, bad])
+            assert type(ours.value) is type(hydras.value) and str(ours.value) == str(hydras.value), bad
+        assert len(calls) == 1
 
 
 def test_a_config_is_composed_once_per_invocation_and_read_again_by_the_next(tmp_path, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import os
 import re
@@ -15,7 +16,10 @@ from pathlib import Path
 import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra.errors import ConfigCompositionException
 from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from svmrepro import settings
 from svmrepro.errors import ConfigError, SvmReproError
@@ -105,8 +109,9 @@ def use_config_dirs(dirs: list[Path]) -> None:
         os.environ[CONFIG_DIRS_ENV] = config_dirs_value(dirs)
 
 
-#: this process's compositions, by (overrides, digest of the config files' contents): a config is composed by
-#: Hydra (about 0.2 s) once per state of the files, however often it is asked for
+#: this process's compositions, by (the overrides that change what Hydra composes, digest of the config files'
+#: contents): a config is composed by Hydra (about 0.2 s) once per state of the files and set of config-group
+#: options, however often it is asked for and whatever plain values are set on it
 _COMPOSED: OrderedDict[tuple, DictConfig] = OrderedDict()
 #: compositions kept at most (the least recently used go first)
 COMPOSED_KEPT = 512
@@ -141,21 +146,57 @@ def composition_cache() -> Iterator[None]:
 def compose_config(overrides: list[str] = (), return_hydra_config: bool = False) -> DictConfig:
     """The config Hydra composes from ``overrides`` (with the user's config folders), each caller its own copy.
 
-    Composed once per state of the config files (:func:`config_files_digest`), with Hydra's node, which
-    Hydra's compose deletes when not asked for it; only copies leave."""
-    overrides = [*searchpath_override(), *overrides]
-    key = (tuple(overrides), _SNAPSHOT.get() or config_files_digest())
+    Hydra composes the overrides that change what is composed (config-group options, ``+``/``~``, Hydra's
+    own) once per state of the config files (:func:`config_files_digest`), with Hydra's node, which Hydra's
+    compose deletes when not asked for it; the plain ``key=value`` overrides are then applied to a copy as
+    Hydra applies them after composing (:func:`apply_override`), so ``experiment=X`` and ``experiment=X
+    mode=full`` are one composition. Hydra's node lists only the former in ``hydra.overrides.task``."""
+    parsed = _parser().parse_overrides([*searchpath_override(), *overrides])  # Hydra's parse, with its errors
+    values = [override for override in parsed if is_value_override(override)]
+    composed = [override.input_line for override in parsed if not is_value_override(override)]
+    key = (tuple(composed), _SNAPSHOT.get() or config_files_digest())
     if key in _COMPOSED:
         _COMPOSED.move_to_end(key)
     else:
-        _COMPOSED[key] = _compose(overrides, True)
+        _COMPOSED[key] = _compose(composed, True)
         while len(_COMPOSED) > COMPOSED_KEPT:
             _COMPOSED.popitem(last=False)
     cfg = copy.deepcopy(_COMPOSED[key])
+    for override in values:
+        apply_override(cfg, override)
     if not return_hydra_config:
         with open_dict(cfg):
             del cfg["hydra"]
     return cfg
+
+
+@functools.cache
+def _parser() -> OverridesParser:
+    return OverridesParser.create()
+
+
+def is_group(key: str) -> bool:
+    """Whether ``key`` names a config group (``dataset``, ``hydra/launcher``): an override of it picks an option."""
+    return "/" in key or key in config_groups()
+
+
+def is_value_override(override: Override) -> bool:
+    """A plain ``key=value`` of the config (not of a config group, not Hydra's, no ``+``/``~``): Hydra sets it
+    on the composed config, it changes nothing of what is composed."""
+    return not (override.is_delete() or override.is_add() or override.is_force_add() or override.package is not None
+                or override.key_or_group.split(".")[0] == "hydra" or is_group(override.key_or_group))
+
+
+def apply_override(cfg: DictConfig, override: Override) -> None:
+    """``override`` (a plain value: :func:`is_value_override`) applied to ``cfg`` as Hydra's config loader applies
+    it after composing, with its errors."""
+    try:
+        OmegaConf.update(cfg, override.key_or_group, override.value(), merge=True)
+    except (ConfigAttributeError, ConfigKeyError) as exc:
+        raise ConfigCompositionException(f"Could not override '{override.key_or_group}'.\n"
+                                         f"To append to your config use +{override.input_line}") from exc
+    except OmegaConfBaseException as exc:
+        raise ConfigCompositionException(f"Error merging override {override.input_line}") from exc
 
 
 def _compose(overrides: list[str], return_hydra_config: bool) -> DictConfig:

@@ -45,13 +45,13 @@ from hydra.errors import ConfigCompositionException, HydraException, MissingConf
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from svmrepro import settings
-from svmrepro.compose import experiments
+from svmrepro.compose import experiments, is_group
 from svmrepro.data.user_code import configs_only
 from svmrepro.errors import ConfigError, SvmReproError, composition_line, error_line, first_line
 from svmrepro.locations import config_file
 from svmrepro.report.claims.check import check_paper, claims_file, produced
 from svmrepro.report.spec import ReportSpec, experiment_file, spec_from_config
-from svmrepro.sweep.jobs import JobComposer, is_group, mode_sweep, sweep_grids, sweep_jobs
+from svmrepro.sweep.jobs import JobComposer, mode_sweep, sweep_grids, sweep_jobs
 
 #: the nodes a run builds before it reads data (:func:`svmrepro.runner.run`)
 BUILT = ("dataset", "algorithm", "selection", "analysis")

@@ -28,15 +28,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Glob, Override
-from hydra.errors import CompactHydraException, ConfigCompositionException
+from hydra.errors import CompactHydraException
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import (
-    ConfigAttributeError,
-    ConfigKeyError,
-    OmegaConfBaseException,
-)
 
-from svmrepro.compose import compose_run, config_groups
+from svmrepro.compose import apply_override, compose_run, config_groups, is_value_override
 from svmrepro.errors import SvmReproError
 
 
@@ -259,8 +254,8 @@ class JobComposer:
     def compose(self, job: list[str]) -> tuple[DictConfig, dict[str, str | None]]:
         """The job's config and its config-group options; a composition error as Hydra raises it."""
         overrides = self._parser.parse_overrides(list(job))
-        values = [o for o in overrides if _is_value(o)]
-        key = tuple(o.input_line for o in overrides if not _is_value(o))
+        values = [o for o in overrides if is_value_override(o)]
+        key = tuple(o.input_line for o in overrides if not is_value_override(o))
         if key not in self._composed:
             try:
                 self._composed[key] = self._compose([*self.base, *key])
@@ -271,27 +266,5 @@ class JobComposer:
             raise composed
         cfg, choices = copy.deepcopy(composed[0]), dict(composed[1])
         for override in values:
-            _apply(cfg, override)
+            apply_override(cfg, override)
         return cfg, choices
-
-
-def is_group(key: str) -> bool:
-    """Whether ``key`` names a config group (``dataset``, ``hydra/launcher``): an override of it picks an option."""
-    return "/" in key or key in config_groups()
-
-
-def _is_value(override: Override) -> bool:
-    """A plain ``key=value`` of the config (not of a config group, not Hydra's, no ``+``/``~``)."""
-    return not (override.is_delete() or override.is_add() or override.is_force_add() or override.package is not None
-                or override.key_or_group.split(".")[0] == "hydra" or is_group(override.key_or_group))
-
-
-def _apply(cfg: DictConfig, override: Override) -> None:
-    """``override`` applied to ``cfg`` as Hydra's config loader applies a plain override, with its errors."""
-    try:
-        OmegaConf.update(cfg, override.key_or_group, override.value(), merge=True)
-    except (ConfigAttributeError, ConfigKeyError) as exc:
-        raise ConfigCompositionException(f"Could not override '{override.key_or_group}'.\n"
-                                         f"To append to your config use +{override.input_line}") from exc
-    except OmegaConfBaseException as exc:
-        raise ConfigCompositionException(f"Error merging override {override.input_line}") from exc
