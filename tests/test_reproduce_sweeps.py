@@ -145,3 +145,44 @@ def test_a_page_is_not_built_beside_a_timed_run_of_the_next_sweep(folder, monkey
     monkeypatch.setattr(reproducing, "build_one", build_one)
     assert reproducing.main(_arguments(folder)) == 0
     assert released and started and min(started) >= released[0]
+
+
+def test_an_experiment_whose_runs_all_finished_starts_no_sweep_and_its_output_is_still_built(folder, monkeypatch,
+                                                                                            caplog):
+    """Skipping in bulk (issue 44, item 5): the parent reads the store once per experiment; one whose every job's
+    run FINISHED starts no sweep (no child process, no sweep run), one with a job left is swept alone, and every
+    output is built, in order."""
+    assert reproducing.main(_arguments(folder)) == 0
+    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
+    ids = {name: client.get_experiment_by_name(name).experiment_id for name in NAMES}
+    before = {name: len(client.search_runs([ids[name]])) for name in NAMES}
+    two = folder / "conf" / "experiment" / "mine" / "two.yaml"
+    two.write_text(two.read_text().replace('seed: "0,1"', 'seed: "0,1,2"'))  # one job left, of mine/two
+    swept, built = [], []
+    popen, build_one = subprocess.Popen, reproducing.build_one
+
+    def counted(command, *args, **kwargs):
+        if command[1:3] == ["-m", "svmrepro.sweeps"]:
+            swept.append([name for name, _ in json.loads(command[-1])])
+        return popen(command, *args, **kwargs)
+
+    def watched(experiment, plan, args):
+        built.append(experiment)
+        return build_one(experiment, plan, args)
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    monkeypatch.setattr(reproducing, "build_one", watched)
+    caplog.set_level("INFO", logger="svmrepro.reproduce")
+    assert reproducing.main(_arguments(folder)) == 0
+    assert swept == [["mine/two"]] and built == list(NAMES)
+    assert "mine/one: the run of each of its 2 jobs FINISHED already" in caplog.text
+    assert len(client.search_runs([ids["mine/one"]])) == before["mine/one"]  # no run made: no sweep's, no job's
+    seeds = [r.data.params["seed"] for r in client.search_runs([ids["mine/two"]], "tags.mode = 'quick'")
+             if "seed" in r.data.params]
+    assert sorted(seeds) == ["0", "1", "2"]  # the job left, made once; none made again
+    swept.clear(), built.clear()
+    assert reproducing.main(_arguments(folder)) == 0  # nothing left: no sweep at all
+    assert swept == [] and built == list(NAMES)
+    seeds = [r.data.params["seed"] for r in client.search_runs([ids["mine/two"]], "tags.mode = 'quick'")
+             if "seed" in r.data.params]
+    assert sorted(seeds) == ["0", "1", "2"]

@@ -84,7 +84,7 @@ from svmrepro.report.claims.schema import claims_path, load_claims
 from svmrepro.report.runs import read_runs, runs_from_mlflow
 from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.store import (
-    RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, TrackingError, check_userinfo, commit_column, ensure_store, run_commit, source_tags, tracking_uri,
+    RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, TrackingError, check_userinfo, commit_column, ensure_store, run_commit, source_tags, sqlite_path, tracking_uri,
 )
 from svmrepro.sweep.jobs import JobComposer, mode_sweep, sweep_jobs
 from svmrepro.sweep.progress import clock
@@ -181,6 +181,60 @@ def run_sweeps(chosen: list[str], plan: Plan, tracking_uri: str | None, extra: l
     for experiment in chosen:
         if experiment not in ended:
             yield experiment, False
+
+
+def finished_already(experiment: str, plan: Plan, args: argparse.Namespace) -> int:
+    """The number of jobs of the experiment's sweep when the run of every one FINISHED already in the store
+    (:func:`svmrepro.runner.finished_runs`, the sweeper's own test, one read of the store), so no sweep need
+    start for it; 0 when some job is left (or the sweep has none). Each job is composed as the sweep composes
+    it (the plan's ``timing``, the ``--override``s), the store is the one the sweep would log to. Only an
+    existing SQLite store at MLflow's schema is read here (never made or migrated); a server, or any other
+    store, is left to the sweep, which reports what is wrong with it in its own words."""
+    from svmrepro.runner import finished_runs  # scikit-learn and MLflow: imported when a reproduction runs
+
+    uri = tracking_uri(args.tracking_uri)
+    path = sqlite_path(uri)
+    if path is None or not path.is_file():
+        return 0
+    ensure_store(uri, create=False)  # a store at another schema, or damaged: refused, untouched
+    timing = [f"timing={plan.timing}"] if plan.timing else []
+    composer = JobComposer([f"experiment={experiment}", f"mode={plan.mode}", *timing])
+    jobs = []
+    for job in sweep_jobs(mode_sweep(composer.compose([])[0], plan.mode), sweep_overrides(args.override)):
+        cfg, choices = composer.compose(job)
+        cfg.tracking.uri = uri
+        jobs.append((cfg, choices))
+    return len(jobs) if jobs and len(finished_runs(jobs)) == len(jobs) else 0
+
+
+def sweeps_left(chosen: list[str], plan: Plan, args: argparse.Namespace) -> Iterator[tuple[str, bool]]:
+    """:func:`run_sweeps` of the experiments of ``chosen`` with a job left; one whose every run FINISHED already
+    (:func:`finished_already`) starts no sweep, its output is built from the store at once. In ``chosen``'s
+    order, so an output is built after those it includes."""
+    done = {}
+    for experiment in chosen:
+        try:
+            done[experiment] = finished_already(experiment, plan, args)
+        except Exception as exc:  # noqa: BLE001  (the sweep finds and reports it, in its own words)
+            log.debug("%s: the store not read before the sweep: %s", experiment, exc)
+            done[experiment] = 0
+    left = [experiment for experiment in chosen if not done[experiment]]
+    swept = run_sweeps(left, plan, args.tracking_uri, args.override) if left else None
+    ended: dict[str, bool] = {}
+    try:
+        for experiment in chosen:
+            if done[experiment]:
+                log.info("%s: the run of each of its %d jobs FINISHED already (one read of the store): no sweep "
+                         "started", experiment, done[experiment])
+                yield experiment, True
+                continue
+            while experiment not in ended:
+                name, complete = next(swept)
+                ended[name] = complete
+            yield experiment, ended.pop(experiment)
+    finally:  # a stop: the sweeps' process ends with it (run_sweeps)
+        if swept is not None:
+            swept.close()
 
 
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
@@ -710,8 +764,7 @@ def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
     not_run = [experiment for experiment in ordered if not runnable(experiment, plan, args)]
     chosen = [experiment for experiment in ordered if experiment not in not_run]
     sweeping = not (args.from_csv or args.no_run)
-    swept = (run_sweeps(chosen, plan, args.tracking_uri, args.override) if sweeping
-             else ((e, True) for e in chosen))
+    swept = sweeps_left(chosen, plan, args) if sweeping else ((e, True) for e in chosen)
     for index, (experiment, complete) in enumerate(swept):
         log.info("%s: %s", progress_line(index, len(chosen), started), experiment)
         if not complete:
