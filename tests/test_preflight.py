@@ -212,6 +212,22 @@ def test_plain_values_are_set_on_one_composition_as_hydra_sets_them(monkeypatch)
         assert len(calls) == 1
 
 
+def test_a_kept_composition_gives_each_caller_its_own_copy_with_or_without_hydra_s_node():
+    """One composition serves ``compose_run`` (no Hydra node), ``compose_config`` and
+    ``compose_config(return_hydra_config=True)``; what one caller changes no other sees."""
+    with composition_cache():
+        cfg, choices = compose_run(["experiment=cascade/table1", "seed=5"])
+        assert cfg.seed == 5 and "hydra" not in cfg and choices["experiment"] == "cascade/table1"
+        cfg.seed, choices["dataset"] = 99, "changed"
+        again, again_choices = compose_run(["experiment=cascade/table1"])
+        assert again.seed != 99 and again_choices["dataset"] != "changed" and again.seed != 5
+        full = compose_config(["experiment=cascade/table1", "seed=5"], return_hydra_config=True)
+        assert full.seed == 5 and full.hydra.runtime.choices.experiment == "cascade/table1"
+        with open_dict(full):
+            del full.hydra
+        assert OmegaConf.to_yaml(full) == OmegaConf.to_yaml(compose_run(["experiment=cascade/table1", "seed=5"])[0])
+
+
 def test_a_config_is_composed_once_per_invocation_and_read_again_by_the_next(tmp_path, monkeypatch):
     """Inside :func:`composition_cache` (one svmrepro-reproduce invocation) a composition asked for twice is
     Hydra's once, each caller gets its own copy; outside it, and in the next invocation, a changed file is read

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -112,7 +113,7 @@ def use_config_dirs(dirs: list[Path]) -> None:
 #: this process's compositions, by (the overrides that change what Hydra composes, digest of the config files'
 #: contents): a config is composed by Hydra (about 0.2 s) once per state of the files and set of config-group
 #: options, however often it is asked for and whatever plain values are set on it
-_COMPOSED: OrderedDict[tuple, DictConfig] = OrderedDict()
+_COMPOSED: OrderedDict[tuple, _Composed] = OrderedDict()
 #: compositions kept at most (the least recently used go first)
 COMPOSED_KEPT = 512
 #: the digest of the config files for the invocation inside :func:`composition_cache` (None outside it)
@@ -151,23 +152,49 @@ def compose_config(overrides: list[str] = (), return_hydra_config: bool = False)
     compose deletes when not asked for it; the plain ``key=value`` overrides are then applied to a copy as
     Hydra applies them after composing (:func:`apply_override`), so ``experiment=X`` and ``experiment=X
     mode=full`` are one composition. Hydra's node lists only the former in ``hydra.overrides.task``."""
-    parsed = _parser().parse_overrides([*searchpath_override(), *overrides])  # Hydra's parse, with its errors
-    values = [override for override in parsed if is_value_override(override)]
-    composed = [override.input_line for override in parsed if not is_value_override(override)]
-    key = (tuple(composed), _SNAPSHOT.get() or config_files_digest())
+    composed, values = _composition(overrides)
+    cfg = copy.deepcopy(composed.full if return_hydra_config else composed.bare)
+    for override in values:
+        apply_override(cfg, override)
+    return cfg
+
+
+@dataclass(frozen=True)
+class _Composed:
+    """One composition, kept: with Hydra's node (``full``), without it (``bare``: what most callers want, and a
+    fifth of the full one's copying), and the config-group options Hydra's node records."""
+
+    full: DictConfig
+    bare: DictConfig
+    choices: dict[str, str | None]
+
+
+def _composition(overrides: list[str]) -> tuple[_Composed, tuple[Override, ...]]:
+    """The kept composition of ``overrides``' structural part, and their plain values (:func:`compose_config`)."""
+    digest = _SNAPSHOT.get() or config_files_digest()
+    structural, values = _split((*searchpath_override(), *overrides), digest)
+    key = (structural, digest)
     if key in _COMPOSED:
         _COMPOSED.move_to_end(key)
     else:
-        _COMPOSED[key] = _compose(composed, True)
+        full = _compose(list(structural), True)
+        bare = copy.deepcopy(full)
+        with open_dict(bare):
+            del bare["hydra"]
+        _COMPOSED[key] = _Composed(full, bare, dict(full.hydra.runtime.choices))
         while len(_COMPOSED) > COMPOSED_KEPT:
             _COMPOSED.popitem(last=False)
-    cfg = copy.deepcopy(_COMPOSED[key])
-    for override in values:
-        apply_override(cfg, override)
-    if not return_hydra_config:
-        with open_dict(cfg):
-            del cfg["hydra"]
-    return cfg
+    return _COMPOSED[key], values
+
+
+@functools.lru_cache(maxsize=4096)
+def _split(overrides: tuple[str, ...], digest: str) -> tuple[tuple[str, ...], tuple[Override, ...]]:
+    """``overrides`` parsed as Hydra parses them (with its errors), split into those that change what is
+    composed and the plain values (:func:`is_value_override`; the config groups are those of the config files
+    of ``digest``); kept, as parsing costs more than the rest of a cached composition."""
+    parsed = _parser().parse_overrides(list(overrides))
+    return (tuple(o.input_line for o in parsed if not is_value_override(o)),
+            tuple(o for o in parsed if is_value_override(o)))
 
 
 @functools.cache
@@ -219,11 +246,11 @@ def papers() -> list[str]:
 
 def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]]:
     """A run's config (without Hydra's node) and the group options chosen, as svmrepro-run gets them."""
-    cfg = compose_config(overrides, return_hydra_config=True)
-    choices = dict(cfg.hydra.runtime.choices)
-    with open_dict(cfg):
-        del cfg["hydra"]
-    return cfg, choices
+    composed, values = _composition(overrides)
+    cfg = copy.deepcopy(composed.bare)
+    for override in values:
+        apply_override(cfg, override)
+    return cfg, dict(composed.choices)
 
 
 def config_groups() -> set[str]:
