@@ -23,7 +23,7 @@ from mlflow.tracking import MlflowClient
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 from test_reproduce_sweeps import EXPERIMENT
 
-from svmrepro import signals
+from svmrepro import app, compose, signals
 from svmrepro.signals import alive
 from svmrepro.store import KILLED_REASON_TAG, retry_locked
 
@@ -172,6 +172,7 @@ def handlers(monkeypatch):
     """The signal handlers as they were after the test; no child of the test process stopped."""
     saved = {sig: signal.getsignal(sig) for sig in signals.SIGNALS}
     monkeypatch.setattr(signals, "stop_children", lambda: None)
+    monkeypatch.setattr(signals, "_raised", None)  # the test process was never stopped
     yield
     for sig, handler in saved.items():
         signal.signal(sig, handler)
@@ -205,6 +206,75 @@ def test_outside_a_store_call_a_signal_stops_at_once(handlers):
         time.sleep(1)
         pytest.fail("the stop waited")
 
+
+
+def test_a_signal_while_a_config_is_composed_stops_once_it_is_composed(handlers, monkeypatch):
+    """Raised inside OmegaConf, the stop left a node half-built and OmegaConf's AttributeError took its place:
+    Hydra printed it with its traceback, exit 1, a Ctrl-C passing for a mistake in the configs (CI, stop 56)."""
+    signals.install()
+    applied = []
+
+    def apply(cfg, override):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # Python has run the handler by now
+        real_apply(cfg, override)
+        applied.append(override.key_or_group)
+
+    real_apply = compose.apply_override
+    monkeypatch.setattr(compose, "apply_override", apply)
+    with pytest.raises(signals.Interrupted) as stop:
+        compose.compose_config(["seed=3"])
+    assert applied == ["seed"]
+    assert stop.value.signum == signal.SIGINT
+
+
+@pytest.mark.parametrize("started", [True, False], ids=["job-started", "hydra-failed"])
+def test_a_signal_while_hydra_starts_waits_for_the_job_and_is_the_stop_if_hydra_fails(handlers, monkeypatch,
+                                                                                       started):
+    """svmrepro-run holds a stop from Hydra's start until the job (or the sweeper) starts, which stops there;
+    Hydra ending first (it prints a composition error and exits 1) is the stop all the same, not exit 1."""
+    signals.install()
+
+    def hydra():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        if started:
+            signals.release(signals.START)  # the job's first line
+            pytest.fail("the stop waited past the job's start")
+        raise SystemExit(1)
+
+    monkeypatch.setattr(app, "job", hydra)
+    monkeypatch.setattr(sys, "argv", ["svmrepro-run"])  # run_hydra sets it for Hydra
+    with pytest.raises(signals.Interrupted) as stop:
+        app.run_hydra(["dataset.n_train=40"])
+    assert stop.value.exit_code == 130
+
+
+def test_an_error_a_library_made_of_the_stop_is_the_stop(handlers):
+    """A Ctrl-C landing in a C extension's import (scikit-learn's, as the job imports the runner) came out as
+    "ImportError: initialization failed": svmrepro-run said "the run failed", exit 1. Once the process was
+    stopped, an error is the stop's; before, it is the error it is."""
+    signals.install()
+    with pytest.raises(ImportError), signals.stopping_job(in_worker=False):
+        raise ImportError("initialization failed")
+    with pytest.raises(signals.Interrupted) as stop, signals.stopping_job(in_worker=False):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except signals.Interrupted:
+            raise ImportError("initialization failed") from None
+    assert stop.value.signum == signal.SIGINT
+    assert isinstance(stop.value.__cause__, ImportError)
+
+def test_the_start_and_a_sweep_s_end_hold_apart(handlers):
+    signals.install()
+    signals.hold(signals.START)
+    signals.hold(signals.SWEEP_END)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(0.05)
+    assert signals.released(signals.START) is None  # the sweep's end still holds it
+    assert signals.released(signals.START) is None  # released once
+    assert signals.released(signals.SWEEP_END).signum == signal.SIGTERM
 
 #: a study of one experiment (test_reproduce_sweeps') whose two fits outlast the test (svmrepro-reproduce runs its
 #: sweeps in a child process)

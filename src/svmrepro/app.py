@@ -129,6 +129,7 @@ def objective(result: RunResult, hydra_cfg) -> float | None:
 
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def job(cfg: DictConfig) -> float | None:
+    signals.release(signals.START)  # Hydra has composed: a stop held meanwhile stops the process here
     hydra_cfg = HydraConfig.get()
     sweeping = hydra_cfg.mode == RunMode.MULTIRUN
     # a full disk fails every line written to the job's log file, each with a "--- Logging error ---"
@@ -216,7 +217,12 @@ def run_hydra(arguments: list[str]) -> None:
     if any(flag in arguments for flag in MULTIRUN_FLAGS) and not other_sweeper(arguments):
         arguments = per_job(arguments, config_groups() - {"experiment"})
     sys.argv = sys.argv[:1] + arguments
-    job()
+    signals.hold(signals.START)  # a stop while Hydra composes waits for the job or the sweeper to start (or Hydra to end)
+    try:
+        job()
+    finally:
+        if (stop := signals.released(signals.START)) is not None:  # Hydra ended before either started
+            raise stop
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from svmrepro import settings
+from svmrepro import settings, signals
 from svmrepro.errors import ConfigError, SvmReproError
 from svmrepro.locations import (
     CONF_DIR,
@@ -152,10 +152,11 @@ def compose_config(overrides: list[str] = (), return_hydra_config: bool = False)
     compose deletes when not asked for it; the plain ``key=value`` overrides are then applied to a copy as
     Hydra applies them after composing (:func:`apply_override`), so ``experiment=X`` and ``experiment=X
     mode=full`` are one composition. Hydra's node lists only the former in ``hydra.overrides.task``."""
-    composed, values = _composition(overrides)
-    cfg = copy.deepcopy(composed.full if return_hydra_config else composed.bare)
-    for override in values:
-        apply_override(cfg, override)
+    with signals.held():  # a stop inside OmegaConf leaves a node half-built: its error would pass for the configs'
+        composed, values = _composition(overrides)
+        cfg = copy.deepcopy(composed.full if return_hydra_config else composed.bare)
+        for override in values:
+            apply_override(cfg, override)
     return cfg
 
 

@@ -38,7 +38,7 @@ from svmrepro.measures import measure
 from svmrepro.metrics import final_estimator
 from svmrepro.placement import BACKEND_TAG, placement_tags
 from svmrepro.redact import redact
-from svmrepro.signals import in_sweep_worker
+from svmrepro.signals import in_sweep_worker, stop_behind
 from svmrepro.solver import solver_tags
 from svmrepro.store import (
     KIND_TAG, NOTE_TAG, PHASE_TAG, RESULT_KIND, RUN_KEY_TAG, choice_tags, experiment_description, experiment_name,
@@ -376,14 +376,18 @@ def run(cfg: DictConfig, choices: Mapping[str, str | None] | None = None, overri
                 store.set_tags(run_id, timing_tags(float(tags["load_avg_1m"]), load_1m()))
                 log_job_files(store, run_id, job_files)
                 store.terminate(run_id, FINISHED)
-            except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (svmrepro.signals.Interrupted): stopped, not failed
+            except BaseException as error:
+                # Ctrl-C, SIGTERM (svmrepro.signals.Interrupted), or what a library made of one: stopped, not failed
+                stop = error if isinstance(error, KeyboardInterrupt) else stop_behind(error)
+                if stop is None:
+                    store.fail(run_id, error)
+                    raise
                 reason = f"{stop or 'SIGINT'} received by process {os.getpid()} while the run was RUNNING"
                 store.kill(run_id, reason)
                 log.info("run %s KILLED: %s", run_id, reason)
-                raise
-            except BaseException as error:
-                store.fail(run_id, error)
-                raise
+                if stop is error:
+                    raise
+                raise stop from error
             log.info(
                 "run %s FINISHED: %s", run_id,
                 ", ".join(f"{k}={metrics[k]:.4g}" for k in ("n_sv", "test_error", "fit_time_s") if k in metrics),

@@ -134,15 +134,37 @@ def _ignore(signum: int, frame) -> None:
 #: in the main thread: how many :func:`held` sections are open, and the signal that arrived in one
 _held_depth = 0
 _held_signal: int | None = None
-#: whether :func:`hold` holds (one of the depth's counts)
-_sweep_hold = False
+#: the holds of :func:`hold` open now (each one of the depth's counts)
+_holds: set[str] = set()
+#: what :func:`hold` holds for: the end of a sweep, until its run is closed
+SWEEP_END = "sweep end"
+#: ... and Hydra's start, until the job function or the sweeper starts: a stop inside OmegaConf's building of a
+#: node leaves it half-built, the error raised from it (not the stop) reaches Hydra, which prints it with its
+#: traceback and exits 1, a Ctrl-C that passes for a mistake in the configs
+START = "start"
+
+
+#: the signal of the stop this process raised (:func:`_stop`), once it has
+_raised: int | None = None
 
 
 def _stop(signum: int) -> None:
+    global _raised
     for sig in SIGNALS:  # one stop: a second Ctrl-C must not interrupt the stopping
         signal.signal(sig, _ignore)
     stop_children()
+    _raised = signum
     raise Interrupted(signum)
+
+
+def stop_behind(error: BaseException) -> Interrupted | None:
+    """The stop ``error`` stands for: :class:`Interrupted` itself, or any error raised once this process was
+    stopped, which the stop caused: a library that catches the ``KeyboardInterrupt`` where it landed and raises
+    an error of its own (a C extension's import: "ImportError: initialization failed"; OmegaConf: a half-built
+    node's ``AttributeError``) must not make a Ctrl-C pass for a failed run. None when no stop was raised."""
+    if isinstance(error, Interrupted):
+        return error
+    return None if _raised is None else Interrupted(_raised)
 
 
 def _handle(signum: int, frame) -> None:
@@ -155,14 +177,16 @@ def _handle(signum: int, frame) -> None:
 
 @contextlib.contextmanager
 def held() -> Iterator[None]:
-    """Around one call to the MLflow store: a signal arriving in it stops the process once the call
-    has returned (or raised), not inside it.
+    """Around one call to the MLflow store, or one composition of a config: a signal arriving in it stops the
+    process once the call has returned (or raised), not inside it.
 
     :class:`Interrupted` raised inside SQLAlchemy's fetch of a result makes it drop the connection
     as an exit exception and then log "Error closing cursor" with a traceback at ERROR level (the
     cursor's database is closed by then): a Ctrl-C that hit a worker logging its run's params printed
-    that traceback. A store call lasts milliseconds (seconds when SQLite is locked); the stop then
-    goes on as from :func:`install`. Only the main thread, where Python runs signal handlers, holds.
+    that traceback. Raised inside OmegaConf, it leaves a node half-built and an ``AttributeError`` of
+    OmegaConf's takes its place. A store call lasts milliseconds (seconds when SQLite is locked), a
+    composition tens of milliseconds; the stop then goes on as from :func:`install`. Only the main thread,
+    where Python runs signal handlers, holds.
     """
     global _held_depth, _held_signal
     if threading.current_thread() is not threading.main_thread():
@@ -178,30 +202,32 @@ def held() -> Iterator[None]:
             _stop(signum)
 
 
-def hold() -> None:
-    """From now on a signal waits for :func:`release` (or :func:`released`), as in :func:`held`: for the end
-    of a sweep, from its last log line until its run is closed, which a stop would leave RUNNING (and the
-    next sweep would mark a finished sweep KILLED). Main thread only; a second hold before the release is none."""
-    global _held_depth, _sweep_hold
-    if threading.current_thread() is threading.main_thread() and not _sweep_hold:
-        _sweep_hold = True
+def hold(what: str = SWEEP_END) -> None:
+    """From now on a signal waits for :func:`release` (or :func:`released`) of ``what``, as in :func:`held`:
+    for the end of a sweep (:data:`SWEEP_END`), from its last log line until its run is closed, which a stop
+    would leave RUNNING (and the next sweep would mark a finished sweep KILLED); for Hydra's start
+    (:data:`START`). Main thread only; a second hold of ``what`` before its release is none."""
+    global _held_depth
+    if threading.current_thread() is threading.main_thread() and what not in _holds:
+        _holds.add(what)
         _held_depth += 1
 
 
-def release() -> None:
+def release(what: str = SWEEP_END) -> None:
     """End the hold of :func:`hold`; a signal that came meanwhile stops the process now (outside any :func:`held`)."""
-    stop = released()
+    stop = released(what)
     if stop is not None:
         _stop(stop.signum)
 
 
-def released() -> Interrupted | None:
-    """End the hold of :func:`hold` (a :func:`held` section still open keeps its own); the stop a signal that
-    came meanwhile asks for once nothing holds it (not raised), else None."""
-    global _held_depth, _held_signal, _sweep_hold
-    if threading.current_thread() is not threading.main_thread() or not _sweep_hold:
+def released(what: str = SWEEP_END) -> Interrupted | None:
+    """End the hold of ``what`` (:func:`hold`; a :func:`held` section still open keeps its own); the stop a signal
+    that came meanwhile asks for once nothing holds it (not raised), else None."""
+    global _held_depth, _held_signal
+    if threading.current_thread() is not threading.main_thread() or what not in _holds:
         return None
-    _sweep_hold, _held_depth = False, _held_depth - 1
+    _holds.discard(what)
+    _held_depth -= 1
     if _held_depth or _held_signal is None:
         return None
     signum, _held_signal = _held_signal, None
@@ -251,7 +277,12 @@ def stopping_job(in_worker: bool) -> Iterator[None]:
     if in_worker:
         end_with_parent()
     try:
-        yield
+        try:
+            yield
+        except Exception as error:
+            if (stop := stop_behind(error)) is None:
+                raise
+            raise stop from error
     except Interrupted as stop:
         if not in_worker:
             raise

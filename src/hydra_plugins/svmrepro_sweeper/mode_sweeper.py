@@ -78,6 +78,7 @@ class ModeSweeper(Sweeper):
         self.launcher = None
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
+        signals.release(signals.START)  # Hydra has composed the sweep's config (svmrepro.app.run_hydra)
         self.hydra_context = hydra_context
         self.config = config
         self.launcher = Plugins.instance().instantiate_launcher(
@@ -97,8 +98,9 @@ class ModeSweeper(Sweeper):
 
     def compose(self, overrides: list[str]) -> tuple[DictConfig, dict]:
         """A job's config, as its launcher will compose it, and its config-group options."""
-        cfg = self.hydra_context.config_loader.load_sweep_config(master_config=self.config,
-                                                                 sweep_overrides=list(overrides))
+        with signals.held():  # a stop inside OmegaConf would pass for a mistake in the configs
+            cfg = self.hydra_context.config_loader.load_sweep_config(master_config=self.config,
+                                                                     sweep_overrides=list(overrides))
         return cfg, dict(cfg.hydra.runtime.choices)
 
     def checked(self, arguments: list[str], jobs: list[list[str]]):
