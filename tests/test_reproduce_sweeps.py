@@ -147,6 +147,12 @@ def test_a_page_is_not_built_beside_a_timed_run_of_the_next_sweep(folder, monkey
     assert released and started and min(started) >= released[0]
 
 
+def _seeds(client: MlflowClient, experiment_id: str) -> list[str]:
+    """The seeds of the experiment's quick runs (its jobs' runs: a sweep's own run has none), sorted."""
+    return sorted(r.data.params["seed"] for r in client.search_runs([experiment_id], "tags.mode = 'quick'")
+                  if "seed" in r.data.params)
+
+
 def test_an_experiment_whose_runs_all_finished_starts_no_sweep_and_its_output_is_still_built(folder, monkeypatch,
                                                                                             caplog):
     """Skipping in bulk (issue 44, item 5): the parent reads the store once per experiment; one whose every job's
@@ -177,12 +183,8 @@ def test_an_experiment_whose_runs_all_finished_starts_no_sweep_and_its_output_is
     assert swept == [["mine/two"]] and built == list(NAMES)
     assert "mine/one: the run of each of its 2 jobs FINISHED already" in caplog.text
     assert len(client.search_runs([ids["mine/one"]])) == before["mine/one"]  # no run made: no sweep's, no job's
-    seeds = [r.data.params["seed"] for r in client.search_runs([ids["mine/two"]], "tags.mode = 'quick'")
-             if "seed" in r.data.params]
-    assert sorted(seeds) == ["0", "1", "2"]  # the job left, made once; none made again
+    assert _seeds(client, ids["mine/two"]) == ["0", "1", "2"]  # the job left, made once; none made again
     swept.clear(), built.clear()
     assert reproducing.main(_arguments(folder)) == 0  # nothing left: no sweep at all
     assert swept == [] and built == list(NAMES)
-    seeds = [r.data.params["seed"] for r in client.search_runs([ids["mine/two"]], "tags.mode = 'quick'")
-             if "seed" in r.data.params]
-    assert sorted(seeds) == ["0", "1", "2"]
+    assert _seeds(client, ids["mine/two"]) == ["0", "1", "2"]

@@ -170,9 +170,22 @@ class _Composed:
     choices: dict[str, str | None]
 
 
+def files_state() -> str:
+    """The state of the config files a composition reads now: the invocation's (:func:`composition_cache`), else
+    read."""
+    return _SNAPSHOT.get() or config_files_digest()
+
+
+def split_overrides(overrides: Iterable[str], state: str | None = None) -> tuple[tuple[str, ...], tuple[Override, ...]]:
+    """``overrides`` parsed as Hydra parses them (with its errors): those that change what is composed (their
+    lines) and the plain values (:func:`is_value_override`), as the config files of ``state``
+    (:func:`files_state`, read when not given) define the config groups. Parsed once per list and state."""
+    return _split(tuple(overrides), state or files_state())
+
+
 def _composition(overrides: list[str]) -> tuple[_Composed, tuple[Override, ...]]:
     """The kept composition of ``overrides``' structural part, and their plain values (:func:`compose_config`)."""
-    digest = _SNAPSHOT.get() or config_files_digest()
+    digest = files_state()
     structural, values = _split((*searchpath_override(), *overrides), digest)
     key = (structural, digest)
     if key in _COMPOSED:

@@ -134,9 +134,11 @@ def finished_runs(jobs: Sequence[tuple[DictConfig, Mapping[str, str | None]]]) -
     for index, (cfg, choices) in enumerate(jobs):
         if cfg.get("force"):
             continue
-        job = copy.deepcopy(cfg)
-        with open_dict(job):
-            job.pop("hydra", None)  # as the job gets it: Hydra's node is not the run's
+        job = cfg  # only read here: copied when it has Hydra's node, which is not the run's (the sweeper's configs)
+        if "hydra" in cfg:
+            job = copy.deepcopy(cfg)
+            with open_dict(job):
+                del job["hydra"]
         if HYDRA_RESOLVER in OmegaConf.to_yaml(job):  # resolved here against the sweep's Hydra node, not the job's
             continue
         try:

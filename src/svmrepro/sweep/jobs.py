@@ -31,7 +31,8 @@ from hydra.core.override_parser.types import Glob, Override
 from hydra.errors import CompactHydraException
 from omegaconf import DictConfig, OmegaConf
 
-from svmrepro.compose import apply_override, compose_run, config_groups, is_value_override
+from svmrepro import signals
+from svmrepro.compose import apply_override, compose_run, config_groups, files_state, split_overrides
 from svmrepro.errors import SvmReproError
 
 
@@ -248,14 +249,12 @@ class JobComposer:
                  compose: Callable[[list[str]], tuple[DictConfig, dict]] | None = None) -> None:
         self.base = list(base)
         self._compose = compose or compose_run
-        self._parser = OverridesParser.create()
+        self._state = files_state()  # the config files as the sweep starts: what its jobs' overrides mean
         self._composed: dict[tuple[str, ...], tuple[DictConfig, dict] | Exception] = {}
 
     def compose(self, job: list[str]) -> tuple[DictConfig, dict[str, str | None]]:
         """The job's config and its config-group options; a composition error as Hydra raises it."""
-        overrides = self._parser.parse_overrides(list(job))
-        values = [o for o in overrides if is_value_override(o)]
-        key = tuple(o.input_line for o in overrides if not is_value_override(o))
+        key, values = split_overrides(job, self._state)
         if key not in self._composed:
             try:
                 self._composed[key] = self._compose([*self.base, *key])
@@ -264,7 +263,8 @@ class JobComposer:
         composed = self._composed[key]
         if isinstance(composed, Exception):
             raise composed
-        cfg, choices = copy.deepcopy(composed[0]), dict(composed[1])
-        for override in values:
-            apply_override(cfg, override)
+        with signals.held():  # as compose_config: a stop inside OmegaConf would pass for a mistake in the configs
+            cfg, choices = copy.deepcopy(composed[0]), dict(composed[1])
+            for override in values:
+                apply_override(cfg, override)
         return cfg, choices
