@@ -152,6 +152,36 @@ def test_ctrl_c_during_the_imports_is_one_line(module, program, args, tmp_path):
     assert stderr.splitlines() == [f"{program}: stopped by SIGINT"]
 
 
+SWALLOWING = """
+import os, signal, sys, time
+from svmrepro.stop_line import imported, one_line_stop
+one_line_stop("prog", sys.argv[1])
+if sys.argv[2] == "imported":
+    imported()
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(2)
+except BaseException:  # what an import may do with it: a bare except, a __del__ (\"Exception ignored\")
+    pass
+print("ran on")
+"""
+
+
+@pytest.mark.parametrize(("module", "phase", "stopped"), [
+    ("__main__", "importing", True), ("svmrepro.reproduce", "importing", False), ("__main__", "imported", False)])
+def test_ctrl_c_during_an_entry_point_s_imports_ends_it_even_where_the_interrupt_is_swallowed(module, phase,
+                                                                                             stopped):
+    """``svmrepro-reproduce --check`` stopped 0.3 s in went on and exited 0 (a full suite, under load): raised
+    where it landed, the KeyboardInterrupt was swallowed. Run as the entry point, until its main has started, a
+    Ctrl-C ends the process at once with its line; imported as a library, or once main has called imported(),
+    Python's KeyboardInterrupt is left as it is."""
+    done = subprocess.run([sys.executable, "-c", SWALLOWING, module, phase], capture_output=True, text=True,
+                          timeout=60)
+    if stopped:
+        assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGINT, "", "prog: stopped by SIGINT\n")
+    else:
+        assert (done.returncode, done.stdout) == (0, "ran on\n"), done.stderr
+
 @pytest.mark.parametrize("delay", [0.1, 0.3])
 def test_ctrl_c_at_the_start_of_svmrepro_run_is_one_line(delay, tmp_path):
     """svmrepro-run imports scikit-learn and MLflow only when a run runs (shell completion answers at

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
 
-one_line_stop("svmrepro-run")
+one_line_stop("svmrepro-run", __name__)
 
 import logging
 import os

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
 
-one_line_stop("svmrepro-reproduce")
+one_line_stop("svmrepro-reproduce", __name__)
 
 import argparse
 import json

@@ -14,9 +14,9 @@ is one line and exit code 2, before any server starts.
 
 from __future__ import annotations
 
-from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+from svmrepro.stop_line import imported, one_line_stop  # first: a Ctrl-C during the slow imports below is one line
 
-one_line_stop("svmrepro-ui")
+one_line_stop("svmrepro-ui", __name__)
 
 import argparse
 import os
@@ -62,6 +62,7 @@ def parse(argv: list[str]) -> Server:
 
 
 def main(argv: list[str] | None = None) -> int:
+    imported()  # Ctrl-C a KeyboardInterrupt again: the store's check is not cut short
     server = parse(sys.argv[1:] if argv is None else argv)
     try:
         check_store(server.uri)

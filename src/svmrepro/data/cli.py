@@ -13,9 +13,9 @@ source and never imported (:mod:`svmrepro.data.user_code`); ``fetch`` loads the 
 
 from __future__ import annotations
 
-from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow imports below is one line
+from svmrepro.stop_line import imported, one_line_stop  # first: a Ctrl-C during the slow imports below is one line
 
-one_line_stop("svmrepro-data")
+one_line_stop("svmrepro-data", __name__)
 
 import argparse
 import sys
@@ -121,6 +121,7 @@ def cmd_fetch(name: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    imported()  # Ctrl-C a KeyboardInterrupt again: a fetch under way ends as its code says
     parser = argparse.ArgumentParser(prog="svmrepro-data", description=__doc__.splitlines()[0])
     # svmrepro-reproduce's option: a folder of the user's own configs, whose dataset/ adds to the package's
     user = argparse.ArgumentParser(add_help=False)
