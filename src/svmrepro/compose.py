@@ -154,7 +154,14 @@ def compose_config(overrides: list[str] = (), return_hydra_config: bool = False)
     mode=full`` are one composition. Hydra's node lists only the former in ``hydra.overrides.task``."""
     with signals.held():  # a stop inside OmegaConf leaves a node half-built: its error would pass for the configs'
         composed, values = _composition(overrides)
-        cfg = copy.deepcopy(composed.full if return_hydra_config else composed.bare)
+    return with_values(composed.full if return_hydra_config else composed.bare, values)
+
+
+def with_values(cfg: DictConfig, values: Iterable[Override]) -> DictConfig:
+    """A copy of the composed ``cfg`` with the plain ``values`` set as Hydra sets them after composing
+    (:func:`apply_override`, with its errors); a stop meanwhile waits for the copy to be whole."""
+    with signals.held():
+        cfg = copy.deepcopy(cfg)
         for override in values:
             apply_override(cfg, override)
     return cfg

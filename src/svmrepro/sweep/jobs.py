@@ -22,7 +22,6 @@ the sweep's primary config.
 
 from __future__ import annotations
 
-import copy
 import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
 
@@ -31,8 +30,7 @@ from hydra.core.override_parser.types import Glob, Override
 from hydra.errors import CompactHydraException
 from omegaconf import DictConfig, OmegaConf
 
-from svmrepro import signals
-from svmrepro.compose import apply_override, compose_run, config_groups, files_state, split_overrides
+from svmrepro.compose import compose_run, config_groups, files_state, split_overrides, with_values
 from svmrepro.errors import SvmReproError
 
 
@@ -263,8 +261,4 @@ class JobComposer:
         composed = self._composed[key]
         if isinstance(composed, Exception):
             raise composed
-        with signals.held():  # as compose_config: a stop inside OmegaConf would pass for a mistake in the configs
-            cfg, choices = copy.deepcopy(composed[0]), dict(composed[1])
-            for override in values:
-                apply_override(cfg, override)
-        return cfg, choices
+        return with_values(composed[0], values), dict(composed[1])
