@@ -193,7 +193,7 @@ def split_overrides(overrides: Iterable[str], state: str | None = None) -> tuple
 def _composition(overrides: list[str]) -> tuple[_Composed, tuple[Override, ...]]:
     """The kept composition of ``overrides``' structural part, and their plain values (:func:`compose_config`)."""
     digest = files_state()
-    structural, values = _split((*searchpath_override(), *overrides), digest)
+    structural, values = split_overrides((*searchpath_override(), *overrides), digest)
     key = (structural, digest)
     if key in _COMPOSED:
         _COMPOSED.move_to_end(key)
@@ -267,11 +267,9 @@ def papers() -> list[str]:
 
 def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]]:
     """A run's config (without Hydra's node) and the group options chosen, as svmrepro-run gets them."""
-    composed, values = _composition(overrides)
-    cfg = copy.deepcopy(composed.bare)
-    for override in values:
-        apply_override(cfg, override)
-    return cfg, dict(composed.choices)
+    with signals.held():  # as compose_config
+        composed, values = _composition(overrides)
+    return with_values(composed.bare, values), dict(composed.choices)
 
 
 def config_groups() -> set[str]:
