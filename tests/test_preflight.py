@@ -189,6 +189,40 @@ def test_jobs_composed_once_per_group_options_are_those_hydra_composes(experimen
         assert config_hash(fast) == config_hash(slow)
 
 
+def test_a_reproduction_composes_each_job_once_and_shares_it_read_only(monkeypatch):
+    """:meth:`JobComposer.shared`: within one state of the config files, the jobs check, the data, the store's skip
+    and the pages read one config per job, composed once (:func:`shared_composer`); the same config as
+    :meth:`JobComposer.compose` gives, and none of them can change it for the others. A job that cannot be
+    composed raises its error at every call."""
+    from omegaconf.errors import ReadonlyConfigError
+
+    from svmrepro.sweep import jobs as jobs_module
+
+    base = ("experiment=cascade/table1", "mode=quick")
+    with composition_cache():
+        composer = jobs_module.shared_composer(base, compose_module.files_state())
+        assert jobs_module.shared_composer(base, compose_module.files_state()) is composer
+        made = []
+        real = composer.compose
+        monkeypatch.setattr(composer, "compose", lambda job: made.append(job) or real(job))
+        jobs = sweep_jobs(composer.shared([])[0].sweep.quick)
+        shared = [composer.shared(job) for job in jobs]
+        again = [composer.shared(list(job)) for job in jobs]
+        assert len(made) == len(jobs) + 1
+        for (cfg, choices), (same, same_choices), job in zip(shared, again, jobs):
+            assert cfg is same and choices == same_choices
+            fresh, fresh_choices = JobComposer(list(base)).compose(job)
+            assert OmegaConf.to_yaml(cfg) == OmegaConf.to_yaml(fresh) and choices == fresh_choices
+            with pytest.raises(ReadonlyConfigError):
+                cfg.seed = 12345
+            fresh.seed = 12345  # a composed copy is the caller's own
+        for _ in range(2):
+            with pytest.raises(Exception, match="no_such_key"):
+                composer.shared(["no_such_key=1"])
+        assert made.count(["no_such_key=1"]) == 1
+    assert jobs_module.shared_composer(base, "another state of the files") is not composer
+
+
 def test_plain_values_are_set_on_one_composition_as_hydra_sets_them(monkeypatch):
     """``experiment=X`` and ``experiment=X mode=full seed=3`` are one Hydra composition (the claims check asks
     for the one, the jobs check for the other); the values land as Hydra's own composition puts them, and a

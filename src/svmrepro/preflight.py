@@ -22,8 +22,9 @@ _target_`` for one of a config group's option (``conf/dataset/mine.yaml``), ``--
 it stops.
 
 Jobs alike in all but their seed are built once, and ``svmrepro-reproduce`` composes a sweep's jobs with
-one Hydra composition per set of config-group options (:class:`svmrepro.compose.JobComposer`), so its
-checks take seconds for a thousand jobs.
+one Hydra composition per set of config-group options (:class:`svmrepro.sweep.jobs.JobComposer`), each job
+once for the whole invocation (:func:`svmrepro.sweep.jobs.shared_composer`: its data, the store's skip and its
+pages read the same configs), so its checks take seconds for a thousand jobs.
 
 One documented freedom of ``svmrepro-run -m`` stays: a key given on the command line that only some
 jobs' configs have (``-m algorithm=svc,cascade_svc algorithm.r=0.5``) fails those jobs alone, listed at
@@ -45,13 +46,13 @@ from hydra.errors import ConfigCompositionException, HydraException, MissingConf
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from svmrepro import settings
-from svmrepro.compose import experiments, is_group
+from svmrepro.compose import experiments, files_state, is_group
 from svmrepro.data.user_code import configs_only
 from svmrepro.errors import ConfigError, SvmReproError, composition_line, error_line, first_line
 from svmrepro.locations import config_file
 from svmrepro.report.claims.check import check_paper, claims_file, produced
 from svmrepro.report.spec import ReportSpec, experiment_file, spec_from_config
-from svmrepro.sweep.jobs import JobComposer, mode_sweep, sweep_grids, sweep_jobs
+from svmrepro.sweep.jobs import mode_sweep, shared_composer, sweep_grids, sweep_jobs
 
 #: the nodes a run builds before it reads data (:func:`svmrepro.runner.run`)
 BUILT = ("dataset", "algorithm", "selection", "analysis")
@@ -268,9 +269,9 @@ def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, s
     known, queue = set(experiments()), list(dict.fromkeys(names))
     written = {key: f"{key}={value}" for key, value in given.items()}
     for name in queue:
-        composer = JobComposer([f"experiment={name}", f"mode={mode}"])
+        composer = shared_composer((f"experiment={name}", f"mode={mode}"), files_state())
         try:
-            cfg, _ = composer.compose([])
+            cfg, _ = composer.shared([])
         except HydraException as exc:
             problems.append(_line(SweepSource(name, mode), [], {}, exc))
             continue
@@ -286,7 +287,7 @@ def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, s
         if jobs:
             node = mode_sweep(cfg, mode)
             source = SweepSource(name, mode, node, written, "--override")
-            problems += check_jobs(source, sweep_jobs(node, dict(given)), composer.compose).problems
+            problems += check_jobs(source, sweep_jobs(node, dict(given)), composer.shared).problems
     return list(dict.fromkeys(problems))
 
 

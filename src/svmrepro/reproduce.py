@@ -44,6 +44,7 @@ from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow 
 one_line_stop("svmrepro-reproduce", __name__)
 
 import argparse
+import copy
 import json
 import logging
 import os
@@ -64,13 +65,14 @@ import pandas as pd
 import yaml
 
 from hydra.errors import HydraException
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, read_write
 
 from svmrepro import settings
 from svmrepro.code_digest import code_digest, made_by
 from svmrepro.data.user_code import configs_only
 from svmrepro.compose import (
-    compose_config, composition_cache, config_groups, experiments, papers, searchpath_override, use_config_dirs,
+    compose_config, composition_cache, config_groups, experiments, files_state, papers, searchpath_override,
+    use_config_dirs,
 )
 from svmrepro.locations import CONF_DIR, PLANS_DIR, check_writable
 from svmrepro.environment import git_source
@@ -86,7 +88,7 @@ from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.store import (
     RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, TrackingError, check_userinfo, commit_column, ensure_store, run_commit, source_tags, sqlite_path, tracking_uri,
 )
-from svmrepro.sweep.jobs import JobComposer, mode_sweep, sweep_jobs
+from svmrepro.sweep.jobs import mode_sweep, shared_composer, sweep_jobs
 from svmrepro.sweep.progress import clock
 from svmrepro.writing import symlinks_below
 
@@ -197,12 +199,14 @@ def finished_already(experiment: str, plan: Plan, args: argparse.Namespace) -> i
     if path is None or not path.is_file():
         return 0
     ensure_store(uri, create=False)  # a store at another schema, or damaged: refused, untouched
-    timing = [f"timing={plan.timing}"] if plan.timing else []
-    composer = JobComposer([f"experiment={experiment}", f"mode={plan.mode}", *timing])
+    # the plan's timing is not set: it is part of no run's identity. The configs are the invocation's, read-only:
+    # one whose store is not this one (--tracking-uri) is read from a copy that names it
     jobs = []
-    for job in sweep_jobs(mode_sweep(composer.compose([])[0], plan.mode), sweep_overrides(args.override)):
-        cfg, choices = composer.compose(job)
-        cfg.tracking.uri = uri
+    for _, cfg, choices in composed_jobs(experiment, plan.mode, sweep_overrides(args.override)):
+        if tracking_uri(cfg.tracking.uri) != uri:
+            cfg = copy.deepcopy(cfg)
+            with read_write(cfg):
+                cfg.tracking.uri = uri
         jobs.append((cfg, choices))
     return len(jobs) if jobs and len(finished_runs(jobs)) == len(jobs) else 0
 
@@ -237,11 +241,18 @@ def sweeps_left(chosen: list[str], plan: Plan, args: argparse.Namespace) -> Iter
             swept.close()
 
 
+def composed_jobs(experiment: str, mode: str, extra: dict[str, str] | None = None):
+    """(overrides, config, config-group options) of every job of the experiment's sweep in ``mode``, each
+    composed once for the invocation and read-only (:meth:`~svmrepro.sweep.jobs.JobComposer.shared`)."""
+    composer = shared_composer((f"experiment={experiment}", f"mode={mode}"), files_state())
+    for job in sweep_jobs(mode_sweep(composer.shared([])[0], mode), extra):
+        yield job, *composer.shared(job)
+
+
 def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
-    """(overrides, composed config) of every job of the experiment's sweep in ``mode``."""
-    composer = JobComposer([f"experiment={experiment}", f"mode={mode}"])
-    for job in sweep_jobs(mode_sweep(composer.compose([])[0], mode), extra):
-        yield job, composer.compose(job)[0]
+    """(overrides, composed config) of every job of the experiment's sweep in ``mode`` (:func:`composed_jobs`)."""
+    for job, cfg, _ in composed_jobs(experiment, mode, extra):
+        yield job, cfg
 
 
 def missing_data(experiment: str, mode: str) -> str | None:

@@ -22,6 +22,7 @@ the sweep's primary config.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
 
@@ -30,7 +31,9 @@ from hydra.core.override_parser.types import Glob, Override
 from hydra.errors import CompactHydraException
 from omegaconf import DictConfig, OmegaConf
 
-from svmrepro.compose import compose_run, config_groups, files_state, split_overrides, with_values
+from svmrepro.compose import (
+    compose_run, config_groups, files_state, searchpath_override, split_overrides, with_values,
+)
 from svmrepro.errors import SvmReproError
 
 
@@ -249,6 +252,7 @@ class JobComposer:
         self._compose = compose or compose_run
         self._state = files_state()  # the config files as the sweep starts: what its jobs' overrides mean
         self._composed: dict[tuple[str, ...], tuple[DictConfig, dict] | Exception] = {}
+        self._shared: dict[tuple[str, ...], tuple[DictConfig, dict] | Exception] = {}
 
     def compose(self, job: list[str]) -> tuple[DictConfig, dict[str, str | None]]:
         """The job's config and its config-group options; a composition error as Hydra raises it."""
@@ -262,3 +266,33 @@ class JobComposer:
         if isinstance(composed, Exception):
             raise composed
         return with_values(composed[0], values), dict(composed[1])
+
+    def shared(self, job: list[str]) -> tuple[DictConfig, dict[str, str | None]]:
+        """The job's config as :meth:`compose` gives it, made once per job and the same object at every call:
+        read-only (a change raises OmegaConf's ``ReadonlyConfigError``), for the readers that only read it (the
+        checks, the data, the store's skip, the sweep's hashes) and would otherwise each copy it again."""
+        key = tuple(job)
+        if key not in self._shared:
+            try:
+                cfg, choices = self.compose(list(job))
+                OmegaConf.set_readonly(cfg, True)
+                self._shared[key] = (cfg, choices)
+            except Exception as exc:  # noqa: BLE001  (raised again for every call that needs it)
+                self._shared[key] = exc
+        found = self._shared[key]
+        if isinstance(found, Exception):
+            raise found
+        return found[0], dict(found[1])
+
+
+def shared_composer(base: tuple[str, ...], state: str) -> JobComposer:
+    """One :class:`JobComposer` of ``base`` per state of the config files (:func:`~svmrepro.compose.files_state`)
+    and per set of config folders (the user's, :func:`~svmrepro.compose.searchpath_override`): an
+    ``svmrepro-reproduce`` invocation composes each job once (:meth:`JobComposer.shared`) for its checks, its
+    data, the store's skip and its pages."""
+    return _shared_composer(tuple(base), tuple(searchpath_override()), state)
+
+
+@functools.lru_cache(maxsize=64)
+def _shared_composer(base: tuple[str, ...], searchpath: tuple[str, ...], state: str) -> JobComposer:
+    return JobComposer(list(base))
