@@ -199,6 +199,7 @@ def test_a_reproduction_composes_each_job_once_and_shares_it_read_only(monkeypat
     from svmrepro.sweep import jobs as jobs_module
 
     base = ("experiment=cascade/table1", "mode=quick")
+    jobs_module._shared_composer.cache_clear()  # not one an earlier test of this process composed with already
     with composition_cache():
         composer = jobs_module.shared_composer(base, compose_module.files_state())
         assert jobs_module.shared_composer(base, compose_module.files_state()) is composer
