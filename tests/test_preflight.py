@@ -201,8 +201,8 @@ def test_a_reproduction_composes_each_job_once_and_shares_it_read_only(monkeypat
     base = ("experiment=cascade/table1", "mode=quick")
     jobs_module._shared_composer.cache_clear()  # not one an earlier test of this process composed with already
     with composition_cache():
-        composer = jobs_module.shared_composer(base, compose_module.files_state())
-        assert jobs_module.shared_composer(base, compose_module.files_state()) is composer
+        composer = jobs_module.shared_composer(base)
+        assert jobs_module.shared_composer(base) is composer
         made = []
         real = composer.compose
         monkeypatch.setattr(composer, "compose", lambda job: made.append(job) or real(job))
@@ -221,7 +221,8 @@ def test_a_reproduction_composes_each_job_once_and_shares_it_read_only(monkeypat
             with pytest.raises(Exception, match="no_such_key"):
                 composer.shared(["no_such_key=1"])
         assert made.count(["no_such_key=1"]) == 1
-    assert jobs_module.shared_composer(base, "another state of the files") is not composer
+    monkeypatch.setattr(jobs_module, "files_state", lambda: "another state of the files")
+    assert jobs_module.shared_composer(base) is not composer
 
 
 def test_plain_values_are_set_on_one_composition_as_hydra_sets_them(monkeypatch):

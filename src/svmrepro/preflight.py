@@ -46,7 +46,7 @@ from hydra.errors import ConfigCompositionException, HydraException, MissingConf
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from svmrepro import settings
-from svmrepro.compose import experiments, files_state, is_group
+from svmrepro.compose import experiments, is_group
 from svmrepro.data.user_code import configs_only
 from svmrepro.errors import ConfigError, SvmReproError, composition_line, error_line, first_line
 from svmrepro.locations import config_file
@@ -269,7 +269,7 @@ def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, s
     known, queue = set(experiments()), list(dict.fromkeys(names))
     written = {key: f"{key}={value}" for key, value in given.items()}
     for name in queue:
-        composer = shared_composer((f"experiment={name}", f"mode={mode}"), files_state())
+        composer = shared_composer((f"experiment={name}", f"mode={mode}"))
         try:
             cfg, _ = composer.shared([])
         except HydraException as exc:

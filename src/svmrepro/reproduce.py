@@ -71,8 +71,7 @@ from svmrepro import settings
 from svmrepro.code_digest import code_digest, made_by
 from svmrepro.data.user_code import configs_only
 from svmrepro.compose import (
-    compose_config, composition_cache, config_groups, experiments, files_state, papers, searchpath_override,
-    use_config_dirs,
+    compose_config, composition_cache, config_groups, experiments, papers, searchpath_override, use_config_dirs,
 )
 from svmrepro.locations import CONF_DIR, PLANS_DIR, check_writable
 from svmrepro.environment import git_source
@@ -244,7 +243,7 @@ def sweeps_left(chosen: list[str], plan: Plan, args: argparse.Namespace) -> Iter
 def composed_jobs(experiment: str, mode: str, extra: dict[str, str] | None = None):
     """(overrides, config, config-group options) of every job of the experiment's sweep in ``mode``, each
     composed once for the invocation and read-only (:meth:`~svmrepro.sweep.jobs.JobComposer.shared`)."""
-    composer = shared_composer((f"experiment={experiment}", f"mode={mode}"), files_state())
+    composer = shared_composer((f"experiment={experiment}", f"mode={mode}"))
     for job in sweep_jobs(mode_sweep(composer.shared([])[0], mode), extra):
         yield job, *composer.shared(job)
 

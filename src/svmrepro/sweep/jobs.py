@@ -285,12 +285,12 @@ class JobComposer:
         return found[0], dict(found[1])
 
 
-def shared_composer(base: tuple[str, ...], state: str) -> JobComposer:
+def shared_composer(base: tuple[str, ...]) -> JobComposer:
     """One :class:`JobComposer` of ``base`` per state of the config files (:func:`~svmrepro.compose.files_state`)
     and per set of config folders (the user's, :func:`~svmrepro.compose.searchpath_override`): an
     ``svmrepro-reproduce`` invocation composes each job once (:meth:`JobComposer.shared`) for its checks, its
     data, the store's skip and its pages."""
-    return _shared_composer(tuple(base), tuple(searchpath_override()), state)
+    return _shared_composer(tuple(base), tuple(searchpath_override()), files_state())
 
 
 @functools.lru_cache(maxsize=64)
