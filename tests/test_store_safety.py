@@ -28,6 +28,7 @@ from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.reproduce import main as reproduce
 from svmrepro.runner import FINISHED, run
 from svmrepro.store import Store, TrackingError
+from svmrepro.store import sqlite as sqlite_store
 
 HEAD = ScriptDirectory(os.path.dirname(mlflow.store.db_migrations.__file__)).get_current_head()
 #: a child that opens the store at argv[1] on "go" and, with argv[2], logs one run to it
@@ -182,6 +183,25 @@ def test_a_store_of_another_mlflow_schema_with_runs_is_told_what_to_do(tmp_path)
         con.execute("update alembic_version set version_num = 'ffffffffffff'")
     with pytest.raises(TrackingError, match="schema ffffffffffff, which this MLflow does not know"):
         Store(uri)
+
+
+def test_the_schema_read_from_mlflows_migration_files_is_alembics(tmp_path, monkeypatch):
+    """A store is checked against MLflow's schema head read from the migration files' text (alembic executes every
+    one of them, half a second per process): the same revisions and head as alembic's, and alembic's answer where a
+    file is not as alembic writes it."""
+    migrations = ScriptDirectory(os.path.dirname(mlflow.store.db_migrations.__file__))
+    read = sqlite_store.revisions_in(Path(mlflow.store.db_migrations.__file__).parent / "versions")
+    assert read == ({script.revision for script in migrations.walk_revisions()}, HEAD)
+    assert sqlite_store.schema_head() == HEAD
+    (tmp_path / "a1.py").write_text('revision = "a1"\ndown_revision = None\n')
+    (tmp_path / "b2.py").write_text('revision = "b2"\ndown_revision = "a1"\n')
+    assert sqlite_store.revisions_in(tmp_path) == ({"a1", "b2"}, "b2")
+    (tmp_path / "c3.py").write_text('revision = "c3"\ndown_revision = "a1"\n')  # a second head
+    assert sqlite_store.revisions_in(tmp_path) is None
+    (tmp_path / "c3.py").write_text('revision = "c3"\ndown_revision = ("a1", "b2")\n')  # a merge: not read here
+    assert sqlite_store.revisions_in(tmp_path) is None
+    monkeypatch.setattr(sqlite_store, "_revisions", lambda: None)  # alembic decides
+    assert sqlite_store.schema_head() == HEAD and sqlite_store._known(HEAD) and not sqlite_store._known("ffffffffffff")
 
 
 # one run per identity

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import socket
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -43,6 +44,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 _whole: set[Path] = set()
 
 
+#: a migration file's own revision and the one it follows, as alembic writes them into the files it generates
+_REVISION = re.compile(r'^(down_revision|revision) = (None|"[0-9a-f]+")$', re.MULTILINE)
+
+
 @cache
 def _migrations():
     """MLflow's alembic migrations (imported here: alembic costs a third of a second to import, and
@@ -53,12 +58,43 @@ def _migrations():
     return ScriptDirectory(os.path.dirname(mlflow.store.db_migrations.__file__))
 
 
+def revisions_in(versions: Path) -> tuple[frozenset[str], str] | None:
+    """The revisions of the alembic migration files in the folder ``versions`` and their head, read from the files'
+    text; None when a file is not as alembic writes it (naming its revision and the one it follows) or when the
+    revisions do not form one chain with one head."""
+    own, follows = set(), set()
+    for path in versions.glob("*.py"):
+        if path.name == "__init__.py":
+            continue
+        found = dict(match.groups() for match in _REVISION.finditer(path.read_text(encoding="utf-8")))
+        if found.keys() != {"revision", "down_revision"} or found["revision"] == "None":
+            return None
+        own.add(found["revision"].strip('"'))
+        if found["down_revision"] != "None":
+            follows.add(found["down_revision"].strip('"'))
+    heads = own - follows
+    return (frozenset(own), heads.pop()) if len(heads) == 1 and follows <= own else None
+
+
+@cache
+def _revisions() -> tuple[frozenset[str], str] | None:
+    """MLflow's migrations read by :func:`revisions_in`: alembic's own reading (:func:`_migrations`) executes every
+    one of them, about half a second in every process that opens a store, and decides only where this one cannot."""
+    import mlflow.store.db_migrations
+
+    return revisions_in(Path(mlflow.store.db_migrations.__file__).parent / "versions")
+
+
 def schema_head() -> str:
     """The alembic revision of the schema this MLflow writes (its migrations' head)."""
-    return _migrations().get_current_head()
+    read = _revisions()
+    return read[1] if read else _migrations().get_current_head()
 
 
 def _known(revision: str) -> bool:
+    read = _revisions()
+    if read:
+        return revision in read[0]
     try:
         return _migrations().get_revision(revision) is not None
     except Exception:  # alembic: a revision none of this MLflow's migrations has
