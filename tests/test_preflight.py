@@ -85,7 +85,8 @@ def _missing_loader(root: Path) -> None:
 CASES = {
     "algorithm typo in a sweep entry": (
         lambda root: _edit(root / EXPERIMENT_FILE, "{algorithm: svc,", "{algorithm: svcc,"),
-        f"{EXPERIMENT_FILE}: sweep.quick[1].algorithm: no config 'svcc' in group algorithm (choices: "),
+        f"{EXPERIMENT_FILE}: sweep.quick[1].algorithm: no config 'svcc' in group algorithm; did you mean svc? "
+        "(svmrepro-run --help lists its "),
     "report key typo": (
         lambda root: _edit(root / UNCLAIMED_FILE, "  title:", "  titel:"),
         f"{UNCLAIMED_FILE}: report.titel is not a report key; allowed: title, x, metrics"),
@@ -146,8 +147,8 @@ def test_svmrepro_run_m_stops_before_its_first_job(folder):
     lines = [line for line in done.stderr.splitlines() if line.startswith("svmrepro-run: error: ")]
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
     assert [line.split(": ", 2)[2] for line in lines] == [
-        f"{EXPERIMENT_FILE}: sweep.quick[0].algorithm: no config 'svc_lineer' in group algorithm (choices: "
-        + lines[0].split("(choices: ")[1],
+        f"{EXPERIMENT_FILE}: sweep.quick[0].algorithm: no config 'svc_lineer' in group algorithm; did you mean "
+        "svc_linear? (svmrepro-run --help lists its " + lines[0].split(" lists its ")[1],
         f"{EXPERIMENT_FILE}: sweep.quick[1].algorithm.C: -10 is invalid: The 'C' parameter of SVC must be a float "
         "in the range (0.0, inf]. Got -10 instead."]
     from mlflow.tracking import MlflowClient

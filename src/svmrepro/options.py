@@ -49,6 +49,16 @@ def suggestion(wanted: str, valid: Iterable[str]) -> str:
     return f"; did you mean {close[0]}?" if close else ""
 
 
+def option_hint(option: str, valid: Iterable[str]) -> str:
+    """What follows "no option ``option``" of a config group whose options are ``valid``: the closest ("did you
+    mean"), then every option when there are few or none is close, else where to find them all."""
+    valid = list(valid)
+    hint = suggestion(option, valid)
+    listed = f"valid: {', '.join(valid)}" if len(valid) <= 8 or not hint else \
+        f"svmrepro-run --help lists its {len(valid)} options"
+    return f"{hint} ({listed})"
+
+
 def _values(value: str) -> list[str]:
     """The options an override's value names: one, a list ``a,b`` or ``choice(a,b)``; none for Hydra's other
     sweeps (``glob(...)``, ``range(...)``), an interpolation or null."""
@@ -79,8 +89,6 @@ def unknown_options(arguments: Iterable[str], groups: Iterable[str]) -> list[str
         valid = group_options(key, extra)
         for option in _values(value):
             if option not in valid:
-                hint = suggestion(option, valid)
-                listed = f"valid: {', '.join(valid)}" if len(valid) <= 8 or not hint else \
-                    f"svmrepro-run --help lists its {len(valid)} options"
-                lines.append(f"{key}={option}: the config group {key} has no option {option}{hint} ({listed})")
+                lines.append(f"{key}={option}: the config group {key} has no option {option}"
+                             f"{option_hint(option, valid)}")
     return lines

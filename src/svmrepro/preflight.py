@@ -50,6 +50,7 @@ from svmrepro.compose import experiments, is_group
 from svmrepro.data.user_code import configs_only
 from svmrepro.errors import ConfigError, SvmReproError, composition_line, error_line, first_line
 from svmrepro.locations import config_file
+from svmrepro.options import option_hint
 from svmrepro.report.claims.check import check_paper, claims_file, produced
 from svmrepro.report.spec import ReportSpec, experiment_file, spec_from_config
 from svmrepro.sweep.jobs import mode_sweep, shared_composer, sweep_grids, sweep_jobs
@@ -134,7 +135,7 @@ def culprit(error: BaseException) -> tuple[str | None, str]:
     """The config key an error is about (None: not known) and what is wrong, in words."""
     if isinstance(error, MissingConfigException) and error.missing_cfg_file:
         group, _, option = error.missing_cfg_file.rpartition("/")
-        choices = f" (choices: {', '.join(error.options)})" if error.options else ""
+        choices = option_hint(option, error.options) if error.options else ""
         return group.replace("/", "."), f"no config {option!r} in group {group}{choices}"
     if isinstance(error, ConfigCompositionException):
         named = re.search(r"override '([^']+)'|override \+*([^=\s]+)=", first_line(error))
