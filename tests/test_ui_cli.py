@@ -112,6 +112,8 @@ class FakeMlflow(BaseHTTPRequestHandler):
         type(self).calls.append((self.path, body))
         if self.path.endswith("experiments/search"):
             answer, status = {"experiments": self.experiments}, 200
+        elif self.path.endswith("runs/search"):  # a run in each experiment but MLflow's "Default" (id 0)
+            answer, status = {"runs": [{"info": {}}] if body["experiment_ids"] != ["0"] else []}, 200
         else:
             answer, status = {}, 403 if self.refuse else 200
         data = json.dumps(answer).encode()
@@ -146,6 +148,16 @@ def test_it_sets_the_view_where_it_is_missing_and_prints_each_experiments_link(f
         f"  cascade/table1: {runs.format(1)}", f"  mine/moons: {runs.format(2)}", "Ctrl-C stops it."]
     (set_tag,) = [body for path, body in FakeMlflow.calls if path.endswith("set-experiment-tag")]
     assert set_tag == {"experiment_id": "2", "key": VIEW_TAG, "value": json.dumps(runs_view(), sort_keys=True)}
+
+
+def test_an_experiment_with_no_run_gets_no_link_but_is_named(fake_server):
+    FakeMlflow.experiments.append({"experiment_id": "0", "name": "Default", "tags": []})
+    lines = printed(fake_server)
+    assert [line.split(":")[0] for line in lines[2:]] == ["  cascade/table1", "  mine/moons", "  (no runs yet",
+                                                         "Ctrl-C stops it."]
+    assert lines[4] == "  (no runs yet: Default)"
+    FakeMlflow.experiments = [{"experiment_id": "0", "name": "Default", "tags": []}]  # a new store: its one experiment
+    assert [line.split(":")[0] for line in printed(fake_server)[2:]] == ["  Default", "Ctrl-C stops it."]
 
 
 def test_a_store_it_may_not_write_gets_the_plain_tables_links(fake_server):

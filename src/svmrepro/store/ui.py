@@ -163,6 +163,16 @@ def experiments(url: str) -> list[dict]:
             return found
 
 
+def has_runs(url: str, experiment: dict) -> bool:
+    """Whether the experiment (as :func:`experiments` gives it) holds a run: MLflow's "Default" one, made with
+    every store, usually holds none. True when the server does not say."""
+    try:
+        page = _request(url, "runs/search", {"experiment_ids": [experiment["experiment_id"]], "max_results": 1})
+    except (urllib.error.URLError, OSError):
+        return True
+    return bool(page.get("runs"))
+
+
 def share_views(url: str, found: list[dict]) -> None:
     """Set svmrepro's view (:func:`runs_view`) on each experiment of ``found`` that has another or none."""
     view = json.dumps(runs_view(), sort_keys=True)
@@ -182,8 +192,10 @@ def printed(url: str) -> list[str]:
         view = True
     except (urllib.error.URLError, OSError) as exc:
         why = f"  ({'no view set' if found else 'no experiments listed'}: {getattr(exc, 'reason', exc)})"
-    return [*links({e["experiment_id"]: e["name"] for e in found}, url, view), *([why] if why else []),
-            "Ctrl-C stops it."]
+    shown = [e for e in found if has_runs(url, e)] or found  # an empty store: its experiments all the same
+    empty = sorted(e["name"] for e in found if e not in shown)
+    return [*links({e["experiment_id"]: e["name"] for e in shown}, url, view),
+            *([f"  (no runs yet: {', '.join(empty)})"] if empty else []), *([why] if why else []), "Ctrl-C stops it."]
 
 
 def serve(server: Server, environ: dict[str, str], say: Callable[[str], None]) -> int:
