@@ -83,7 +83,7 @@ def test_a_study_from_configuration_only_gets_its_page_and_verdicts(venv, study)
     # the study is its own project: the package's five papers appear nowhere unless asked for (issue 47, item 1)
     rows = [line for line in scoreboard.splitlines() if line.startswith("| ") and not line.startswith("| paper")]
     assert {row.split("|")[1].strip() for row in rows if "---" not in row} == {"[moons](moons/claims.md)"}
-    assert f"{len(CLAIMS)} claims of 1 papers" in scoreboard
+    assert f"{len(CLAIMS)} claims of 1 paper, each" in scoreboard
     summary = [line for line in done.stdout.splitlines() if line.startswith("svmrepro-reproduce:")][-1]
     counted = sum(int(n) for n in re.findall(r"(\d+) (?:supported|partly supported|not supported|inconclusive|not run)",
                                              summary.split("findings:")[1]))

@@ -21,6 +21,7 @@ errors in [0, 1], seeds whole numbers, booleans ``true`` or ``false``).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from pathlib import Path
@@ -108,7 +109,16 @@ def runs_table(path: Path, text: str) -> pd.DataFrame:
 
     Params and tags are read as text, as MLflow holds them (``"None"``, ``"true"``), metrics as
     numbers; an empty metrics cell is NaN (the run did not log that metric).
+
+    Read and checked once per process for each file and text: a reproduction reads a runs table for its
+    page, each claim on it, the claims' companions of today and the cost page. Each caller gets a copy.
     """
+    return _runs_table(str(path), text).copy()
+
+
+@functools.lru_cache(maxsize=128)
+def _runs_table(name: str, text: str) -> pd.DataFrame:
+    path = Path(name)
     records = csv_records(path, text)
     header = records[0][1]
     check_header(path, header)

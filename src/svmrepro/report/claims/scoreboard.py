@@ -323,7 +323,8 @@ def write_scoreboard(papers: list[str], results_dir: Path, mode: str,
     by_paper = {paper: [(v, t, c) for v, t, c in zip(verdicts, todays, shown, strict=True) if v.claim.paper == paper]
                 for paper in papers}
     lines = [f"# Does each claim hold? ({mode} mode)", "",
-             f"{len(verdicts)} claims of {len(papers)} papers, each checked by code against the runs committed beside "
+             f"{len(verdicts)} claims of {len(papers)} paper{'s' if len(papers) != 1 else ''}, each checked by code "
+             "against the runs committed beside "
              "its output (`svmrepro-reproduce --mode " + mode + "` writes this page, each paper's `claims.md` and "
              "`claims.csv`, the same verdicts for machines; `--from-csv` rebuilds them).", "",
              *kind_lines(verdicts, confirms),
