@@ -135,8 +135,8 @@ def culprit(error: BaseException) -> tuple[str | None, str]:
     """The config key an error is about (None: not known) and what is wrong, in words."""
     if isinstance(error, MissingConfigException) and error.missing_cfg_file:
         group, _, option = error.missing_cfg_file.rpartition("/")
-        choices = option_hint(option, error.options) if error.options else ""
-        return group.replace("/", "."), f"no config {option!r} in group {group}{choices}"
+        hint = option_hint(option, error.options) if error.options else ""
+        return group.replace("/", "."), f"no config {option!r} in group {group}{hint}"
     if isinstance(error, ConfigCompositionException):
         named = re.search(r"override '([^']+)'|override \+*([^=\s]+)=", first_line(error))
         return (next(g for g in named.groups() if g) if named else None), composition_line(error).split(": ", 1)[-1]

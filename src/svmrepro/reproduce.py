@@ -248,12 +248,6 @@ def composed_jobs(experiment: str, mode: str, extra: dict[str, str] | None = Non
         yield job, *composer.shared(job)
 
 
-def job_configs(experiment: str, mode: str, extra: dict[str, str] | None = None):
-    """(overrides, composed config) of every job of the experiment's sweep in ``mode`` (:func:`composed_jobs`)."""
-    for job, cfg, _ in composed_jobs(experiment, mode, extra):
-        yield job, cfg
-
-
 def missing_data(experiment: str, mode: str) -> str | None:
     """Why the data of some job of the sweep cannot be had (files absent and not downloadable), or None.
 
@@ -261,7 +255,7 @@ def missing_data(experiment: str, mode: str) -> str | None:
     """
     from svmrepro.build import build_source
     seen = set()
-    for _, cfg in job_configs(experiment, mode):
+    for _, cfg, _ in composed_jobs(experiment, mode):
         node = cfg.dataset
         key = OmegaConf.to_yaml(node)
         if key in seen:
@@ -373,7 +367,7 @@ def sweep_overrides(overrides: list[str]) -> dict[str, str]:
 @cache
 def sweep_hashes(experiment: str, mode: str, extra: tuple[tuple[str, str], ...] = ()) -> frozenset[str]:
     """The ``config_hash`` of every configuration of the experiment's sweep in ``mode``."""
-    return frozenset(config_hash(cfg) for _, cfg in job_configs(experiment, mode, dict(extra)))
+    return frozenset(config_hash(cfg) for _, cfg, _ in composed_jobs(experiment, mode, dict(extra)))
 
 
 def outside_sweep(runs: pd.DataFrame, spec: ReportSpec, mode: str, overrides: list[str]) -> pd.DataFrame:
@@ -504,7 +498,7 @@ def check_one(experiment: str, plan: Plan, args: argparse.Namespace) -> str:
     from svmrepro.report.numbers import distance_lines
     spec = spec_of(experiment, plan.mode)
     extra = sweep_overrides(args.override)
-    expected = {config_hash(cfg): job for job, cfg in job_configs(experiment, plan.mode, extra)}
+    expected = {config_hash(cfg): job for job, cfg, _ in composed_jobs(experiment, plan.mode, extra)}
     runs = checked_runs(spec, plan, args)
     # the runs the build reads: a CSV holds them already; from MLflow, without those outside the sweeps
     left_out = 0
