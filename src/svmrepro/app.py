@@ -46,7 +46,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from svmrepro import settings, signals
+from svmrepro import cluster_watch, settings, signals
 from svmrepro.completion import as_ours
 from svmrepro.compose import check_config_folders, config_groups
 from svmrepro.locations import (
@@ -145,9 +145,10 @@ def job(cfg: DictConfig) -> float | None:
             from svmrepro.runner import SKIPPED, run
             from svmrepro.store import sweep_run_id
 
-            result = run(cfg, dict(hydra_cfg.runtime.choices), overrides=list(hydra_cfg.overrides.task),
-                         parent_run_id=sweep_run_id(hydra_cfg.sweep.dir) if sweeping else None,
-                         job_files=job_files(hydra_cfg))
+            with cluster_watch.watching(cfg.parallel.backend, cfg.parallel.address, cfg.parallel.timeout):
+                result = run(cfg, dict(hydra_cfg.runtime.choices), overrides=list(hydra_cfg.overrides.task),
+                             parent_run_id=sweep_run_id(hydra_cfg.sweep.dir) if sweeping else None,
+                             job_files=job_files(hydra_cfg))
         value = objective(result, hydra_cfg)
         status = progress.SKIPPED if result.status == SKIPPED else progress.DONE
     except signals.Interrupted:

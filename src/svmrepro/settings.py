@@ -77,8 +77,8 @@ class ParallelSettings:
     address: Optional[str] = None
     #: BLAS/OpenMP threads per parallel task; None: cores // workers
     blas_threads: Optional[int] = bounded(1, default=None)
-    #: seconds a run waits for the dask scheduler to answer and for a worker to join it, then fails
-    #: in one line naming the address
+    #: seconds a run waits for the dask scheduler to answer and for a worker to join it, or for the ray
+    #: head to answer (svmrepro.cluster_watch), then fails in one line naming the address
     timeout: int = bounded(1, default=60)
 
 

@@ -1,0 +1,141 @@
+"""A ray head lost in the middle of a run: the one line naming ``parallel.address`` and exit 2, within
+``parallel.timeout`` (issue 46, item 8; :mod:`svmrepro.cluster_watch`). The watch itself on a fake head (a probe
+that answers as told), then the command line on a ``ray start --head`` killed in the middle of a fit."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+
+from svmrepro import cluster_watch
+from svmrepro.cluster_watch import RAY_RECONNECT_ENV, ClusterLost, head_of, lost_line, watching
+from svmrepro.store.names import PID_TAG
+
+pytestmark = pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                                reason="the watch stops the main thread, where the tests must run")
+
+
+@pytest.mark.parametrize("address, head", [
+    ("127.0.0.1:6379", ("127.0.0.1", 6379)),
+    ("ray://head.example:10001", ("head.example", 10001)),
+    ("[::1]:6379", ("::1", 6379)),
+    ("auto", None),
+    (None, None),
+    ("head.example", None),
+    ("head.example:port", None),
+])
+def test_the_head_is_read_from_the_address(address, head):
+    assert head_of(address) == head
+
+
+def _wait(seconds: float) -> None:
+    """A main thread busy in a wait, as in ray.get: a pending signal is handled in it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_a_head_that_stops_answering_ends_the_block_in_one_line_within_the_timeout(monkeypatch):
+    monkeypatch.setattr(cluster_watch, "PROBE_EVERY_S", 0.1)
+    monkeypatch.delenv(RAY_RECONNECT_ENV, raising=False)
+    calls = []
+
+    def probe(head):
+        calls.append(head)
+        return len(calls) < 5  # it answers four times, then never again
+
+    started = time.monotonic()
+    with pytest.raises(ClusterLost) as lost:
+        with watching("ray", "ray://u:s3cr3t@127.0.0.1:10001", timeout=1, probe=probe):
+            assert os.environ[RAY_RECONNECT_ENV] == "61"  # ray's own wait longer than the watch's
+            _wait(30)
+    seconds = time.monotonic() - started
+    assert str(lost.value) == lost_line("ray://u:s3cr3t@127.0.0.1:10001", 1)
+    assert str(lost.value).startswith("parallel.address=ray://u:***@127.0.0.1:10001: no answer from the ray head "
+                                      "for 1 s (parallel.timeout)")
+    assert "s3cr3t" not in str(lost.value)
+    assert set(calls) == {("127.0.0.1", 10001)}
+    assert 1.4 <= seconds < 5  # four answers, then the timeout
+    assert RAY_RECONNECT_ENV not in os.environ  # put back as it was
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_head_that_answers_is_left_alone_and_ctrl_c_stays_ctrl_c(monkeypatch):
+    monkeypatch.setattr(cluster_watch, "PROBE_EVERY_S", 0.05)
+    monkeypatch.setenv(RAY_RECONNECT_ENV, "7")
+    with watching("ray", "127.0.0.1:6379", timeout=1, probe=lambda head: True):
+        _wait(1.5)  # longer than the timeout: nothing happens
+        assert os.environ[RAY_RECONNECT_ENV] == "7"  # the user's setting kept
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        with watching("ray", "127.0.0.1:6379", timeout=1, probe=lambda head: True):
+            threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+            _wait(10)
+    assert not isinstance(stopped.value, ClusterLost)
+
+
+@pytest.mark.parametrize("backend, address", [("loky", "127.0.0.1:6379"), ("dask", "tcp://127.0.0.1:8786"),
+                                              ("ray", None)])
+def test_nothing_is_watched_but_a_ray_head_given_by_its_address(monkeypatch, backend, address):
+    monkeypatch.setattr(cluster_watch, "PROBE_EVERY_S", 0.05)
+    with watching(backend, address, timeout=1, probe=lambda head: pytest.fail(f"probed {head}")):
+        _wait(1.5)
+
+
+# the mixture's experts on ray, two at a time, over a few seconds of fitting: the head is killed in the middle
+ROWS = ["dataset=gaussian_clouds", "dataset.n_train=6000", "dataset.n_test=500"]
+MIXTURE = ["algorithm=gated_svm_mixture", "algorithm.n_experts=8", "algorithm.n_iter=3", "algorithm.n_hidden=10",
+           "algorithm.gater_max_epochs=5", "algorithm.estimator.gamma=0.05", "algorithm.n_jobs=2"]
+TIMEOUT_S = 3
+
+
+def test_the_command_line_names_a_ray_head_lost_in_the_middle_of_a_fit_in_one_line(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    from clusters import ray_head
+
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with ray_head() as head:
+        command = [sys.executable, "-m", "svmrepro", *ROWS, *MIXTURE, "parallel.backend=ray",
+                   f"parallel.address={head.address}", f"parallel.timeout={TIMEOUT_S}", f"tracking.uri={store}",
+                   f"hydra.run.dir={tmp_path / 'run'}"]
+        run = subprocess.Popen(command, env=head.env, cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)  # the log, then the error line, in order
+        lines = []
+        for line in run.stdout:  # the experts of the first iteration are on ray: the fit is under way
+            lines.append(line)
+            if "mixture iteration 1/" in line:
+                break
+        tree = [psutil.Process(head.process.pid), *psutil.Process(head.process.pid).children(recursive=True)]
+        for process in tree:  # the head's machine goes away: GCS, raylet, its workers
+            process.kill()
+        psutil.wait_procs(tree, timeout=30)
+        killed = time.monotonic()
+        try:
+            rest, _ = run.communicate(timeout=120)
+        finally:
+            run.kill()
+        seconds = time.monotonic() - killed
+    printed = [line.rstrip("\n") for line in [*lines, *rest.splitlines()] if line.strip()]
+    # loky's resource tracker, which outlives a process that ended without unwinding (cluster_watch.give_up),
+    # warns as it removes the memory-mapping folder joblib left: its lines, not ours
+    ours = [line for line in printed if "resource_tracker" not in line and line.strip() != "warnings.warn("]
+    assert run.returncode == 2, "\n".join(printed[-30:])
+    assert ours[-1] == f"svmrepro-run: error: {lost_line(head.address, TIMEOUT_S)}"
+    assert sum("no answer from the ray head" in line for line in printed) == 1
+    assert not any("Traceback" in line for line in printed), "\n".join(printed[-30:])
+    # the timeout, the probes, the run's unwinding; not ray's own limit (60 s and more)
+    assert seconds < TIMEOUT_S + cluster_watch.UNWIND_S + 15
+    client = MlflowClient(store)
+    (lost_run,) = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    # KILLED when the run unwound; RUNNING when its process ended held in ray's call, for the next run of its
+    # identity to mark KILLED (its process gone): never FINISHED or FAILED
+    assert lost_run.info.status in ("KILLED", "RUNNING")
+    if lost_run.info.status == "RUNNING":
+        assert not psutil.pid_exists(int(lost_run.data.tags[PID_TAG]))
