@@ -112,6 +112,22 @@ def ray_token_env() -> dict:
     return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 
 
+def ray_launcher_path(target: Path) -> str:
+    """Where hydra-ray-launcher is found: "" when installed, else ``target``, where it is installed
+    without its dependencies (pyproject.toml's ray extra says why it is not in the test extra)."""
+    import importlib.util
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    if importlib.util.find_spec("hydra_plugins") and importlib.util.find_spec("hydra_plugins.hydra_ray_launcher"):
+        return ""
+    (wanted,) = [Requirement(r) for r in requires("svmrepro") if r.startswith("hydra-ray-launcher")]
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+                    f"{wanted.name}{wanted.specifier}"], check=True)
+    return str(target)
+
+
 @dataclass
 class RayHead:
     """A running ``ray start --head``; ``address`` is what ``parallel.address`` and

@@ -3,18 +3,15 @@ loopback, started once for the module, then ``svmrepro-run`` processes that join
 on ray (``parallel.backend=ray``) and with the jobs of a sweep as ray tasks
 (``hydra/launcher=ray_cluster``)."""
 
-import importlib.util
 import os
 import subprocess
 import sys
-from importlib.metadata import requires
 
 import psutil
 import pytest
 from mlflow.tracking import MlflowClient
-from packaging.requirements import Requirement
 
-from clusters import ray_head
+from clusters import ray_head, ray_launcher_path
 from svmrepro.compose import compose_config
 from svmrepro.runner import FINISHED, run
 
@@ -23,20 +20,11 @@ ROWS = ["dataset=gaussian_clouds", "dataset.n_train=400", "dataset.n_test=200"]
 # other algorithms' sub-SVMs go through the same calls (tests/test_engines.py fits the cascade on ray)
 MIXTURE = ["algorithm=gated_svm_mixture", "algorithm.n_experts=4", "algorithm.n_iter=1", "algorithm.n_hidden=10",
            "algorithm.gater_max_epochs=5", "algorithm.estimator.gamma=0.05", "algorithm.n_jobs=2"]
-LAUNCHER = "hydra_plugins.hydra_ray_launcher"
 
 
 @pytest.fixture(scope="module")
 def launcher_path(tmp_path_factory):
-    """Where hydra-ray-launcher is found: "" when installed, else a directory it is installed into
-    without its dependencies (pyproject.toml's ray extra says why it is not in the test extra)."""
-    if importlib.util.find_spec("hydra_plugins") and importlib.util.find_spec(LAUNCHER):
-        return ""
-    (wanted,) = [Requirement(r) for r in requires("svmrepro") if r.startswith("hydra-ray-launcher")]
-    target = tmp_path_factory.mktemp("hydra-ray-launcher")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
-                    f"{wanted.name}{wanted.specifier}"], check=True)
-    return str(target)
+    return ray_launcher_path(tmp_path_factory.mktemp("hydra-ray-launcher"))
 
 
 @pytest.fixture(scope="module")

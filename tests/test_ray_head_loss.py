@@ -5,6 +5,7 @@ that answers as told), then the command line on a ``ray start --head`` killed in
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -95,47 +96,84 @@ MIXTURE = ["algorithm=gated_svm_mixture", "algorithm.n_experts=8", "algorithm.n_
 TIMEOUT_S = 3
 
 
-def test_the_command_line_names_a_ray_head_lost_in_the_middle_of_a_fit_in_one_line(tmp_path):
+def _lose_the_head(head, command: list[str], cwd) -> tuple[subprocess.Popen, list[str], float]:
+    """Run ``command`` against ``head``, kill the head's whole process tree (GCS, raylet, its workers: its machine
+    goes away) once the first fit is under way; the process, what it printed, and its seconds after the kill."""
+    run = subprocess.Popen(command, env=head.env, cwd=cwd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)  # the log, then the error line, in order
+    lines = []
+    for line in run.stdout:  # the experts of the first iteration were on ray: the fit is under way
+        lines.append(line)
+        if "mixture iteration 1/" in line:
+            break
+    tree = [psutil.Process(head.process.pid), *psutil.Process(head.process.pid).children(recursive=True)]
+    for process in tree:
+        process.kill()
+    psutil.wait_procs(tree, timeout=30)
+    killed = time.monotonic()
+    try:
+        rest, _ = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    seconds = time.monotonic() - killed
+    return run, [line.rstrip("\n") for line in [*lines, *rest.splitlines()] if line.strip()], seconds
+
+
+def _ends_in_the_line(run: subprocess.Popen, printed: list[str], seconds: float, line: str) -> None:
+    # what is printed, not logged (a log record starts with its time: the sweep's closing, after the line, marks
+    # the runs its lost jobs left RUNNING); loky's resource tracker, which outlives a process that ended without
+    # unwinding (cluster_watch.give_up), warns as it removes the memory-mapping folder joblib left: not ours either
+    ours = [each for each in printed if not re.match(r"\[?\d{4}-\d\d-\d\d ", each)
+            and "resource_tracker" not in each and each.strip() != "warnings.warn("]
+    assert run.returncode == 2, "\n".join(printed[-30:])
+    assert ours[-1] == f"svmrepro-run: error: {line}"
+    assert sum("no answer from the ray head" in each for each in printed) == 1
+    assert not any("Traceback" in each for each in printed), "\n".join(printed[-30:])
+    # the timeout, the probes, the run's unwinding; not ray's own limit (60 s and more)
+    assert seconds < TIMEOUT_S + cluster_watch.UNWIND_S + 15
+
+
+def _not_finished_nor_failed(store: str) -> list:
+    """The runs of ``store``: KILLED when a run unwound; RUNNING when its process ended held in ray's call, for the
+    next run of its identity to mark KILLED (its process gone); a lost head never makes a run FAILED."""
     from mlflow.tracking import MlflowClient
 
+    client = MlflowClient(store)
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    for run in runs:
+        assert run.info.status in ("KILLED", "RUNNING", "FINISHED"), run.info
+        if run.info.status == "RUNNING":
+            assert not psutil.pid_exists(int(run.data.tags[PID_TAG]))
+    return runs
+
+
+def test_the_command_line_names_a_ray_head_lost_in_the_middle_of_a_fit_in_one_line(tmp_path):
     from clusters import ray_head
 
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     with ray_head() as head:
-        command = [sys.executable, "-m", "svmrepro", *ROWS, *MIXTURE, "parallel.backend=ray",
-                   f"parallel.address={head.address}", f"parallel.timeout={TIMEOUT_S}", f"tracking.uri={store}",
-                   f"hydra.run.dir={tmp_path / 'run'}"]
-        run = subprocess.Popen(command, env=head.env, cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)  # the log, then the error line, in order
-        lines = []
-        for line in run.stdout:  # the experts of the first iteration are on ray: the fit is under way
-            lines.append(line)
-            if "mixture iteration 1/" in line:
-                break
-        tree = [psutil.Process(head.process.pid), *psutil.Process(head.process.pid).children(recursive=True)]
-        for process in tree:  # the head's machine goes away: GCS, raylet, its workers
-            process.kill()
-        psutil.wait_procs(tree, timeout=30)
-        killed = time.monotonic()
-        try:
-            rest, _ = run.communicate(timeout=120)
-        finally:
-            run.kill()
-        seconds = time.monotonic() - killed
-    printed = [line.rstrip("\n") for line in [*lines, *rest.splitlines()] if line.strip()]
-    # loky's resource tracker, which outlives a process that ended without unwinding (cluster_watch.give_up),
-    # warns as it removes the memory-mapping folder joblib left: its lines, not ours
-    ours = [line for line in printed if "resource_tracker" not in line and line.strip() != "warnings.warn("]
-    assert run.returncode == 2, "\n".join(printed[-30:])
-    assert ours[-1] == f"svmrepro-run: error: {lost_line(head.address, TIMEOUT_S)}"
-    assert sum("no answer from the ray head" in line for line in printed) == 1
-    assert not any("Traceback" in line for line in printed), "\n".join(printed[-30:])
-    # the timeout, the probes, the run's unwinding; not ray's own limit (60 s and more)
-    assert seconds < TIMEOUT_S + cluster_watch.UNWIND_S + 15
-    client = MlflowClient(store)
-    (lost_run,) = client.search_runs([e.experiment_id for e in client.search_experiments()])
-    # KILLED when the run unwound; RUNNING when its process ended held in ray's call, for the next run of its
-    # identity to mark KILLED (its process gone): never FINISHED or FAILED
-    assert lost_run.info.status in ("KILLED", "RUNNING")
-    if lost_run.info.status == "RUNNING":
-        assert not psutil.pid_exists(int(lost_run.data.tags[PID_TAG]))
+        run, printed, seconds = _lose_the_head(head, [
+            sys.executable, "-m", "svmrepro", *ROWS, *MIXTURE, "parallel.backend=ray",
+            f"parallel.address={head.address}", f"parallel.timeout={TIMEOUT_S}", f"tracking.uri={store}",
+            f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    _ends_in_the_line(run, printed, seconds, lost_line(head.address, TIMEOUT_S))
+    (lost_run,) = _not_finished_nor_failed(store)
+    assert lost_run.info.status != "FINISHED"
+
+
+def test_a_ray_launcher_sweep_names_its_lost_head_in_one_line(tmp_path):
+    """The jobs of a sweep as ray tasks (``hydra/launcher=ray_cluster``): the head that runs them lost, the sweep
+    ends in the line naming the launcher's address."""
+    from clusters import ray_head, ray_launcher_path
+
+    launcher = ray_launcher_path(tmp_path / "hydra-ray-launcher")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [launcher, os.environ.get("PYTHONPATH")]))}
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with ray_head(env=env) as head:
+        run, printed, seconds = _lose_the_head(head, [
+            sys.executable, "-m", "svmrepro", "-m", "hydra/launcher=ray_cluster",
+            f"hydra.launcher.ray.init.address={head.address}", *ROWS, *MIXTURE, "seed=1,2,3",
+            f"parallel.timeout={TIMEOUT_S}", f"tracking.uri={store}", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+            tmp_path)
+    _ends_in_the_line(run, printed, seconds, lost_line(head.address, TIMEOUT_S, "hydra.launcher.ray.init.address"))
+    _not_finished_nor_failed(store)

@@ -47,10 +47,11 @@ class _Lost(KeyboardInterrupt):
     (ray raises its own ``KeyboardInterrupt`` in its place, so the watch's flag, not this class, says why)."""
 
 
-def lost_line(address: str, timeout: float) -> str:
+def lost_line(address: str, timeout: float, key: str = "parallel.address") -> str:
+    """The one line: ``key`` is the setting that gave ``address``."""
     where = redact(address)
-    return (f"parallel.address={where}: no answer from the ray head for {timeout:g} s (parallel.timeout); "
-            f"start it (ray start --head) or point parallel.address at a running ray cluster")
+    return (f"{key}={where}: no answer from the ray head for {timeout:g} s (parallel.timeout); "
+            f"start it (ray start --head) or point {key} at a running ray cluster")
 
 
 def head_of(address: str | None) -> tuple[str, int] | None:
@@ -101,10 +102,10 @@ def answers(head: tuple[str, int], timeout: float = 2.0) -> bool:
 
 
 @contextmanager
-def watching(backend: str, address: str | None, timeout: float,
+def watching(backend: str, address: str | None, timeout: float, key: str = "parallel.address",
              probe: Callable[[tuple[str, int]], bool] = answers) -> Iterator[None]:
-    """Watch the ray head at ``address`` for the block (nothing to watch for other backends, a ray this process
-    starts itself, or a block outside the main thread, where no signal can be handled).
+    """Watch the ray head at ``address`` (the value of setting ``key``) for the block: nothing to watch for other
+    backends, a ray this process starts itself, or a block outside the main thread, where no signal is handled.
 
     A head with no answer for ``timeout`` seconds stops the main thread; the block then raises
     :class:`ClusterLost`. A Ctrl-C or SIGTERM meanwhile is untouched.
@@ -138,7 +139,7 @@ def watching(backend: str, address: str | None, timeout: float,
                 # a socket) wakes only for one delivered to it
                 signal.pthread_kill(main, signal.SIGINT)
                 if not stop.wait(UNWIND_S):  # held in ray's C++ call to the head, which no signal interrupts
-                    give_up(lost_line(address, timeout))
+                    give_up(lost_line(address, timeout, key))
                 return
 
     reconnect = os.environ.get(RAY_RECONNECT_ENV)
@@ -151,7 +152,7 @@ def watching(backend: str, address: str | None, timeout: float,
         yield
     except KeyboardInterrupt:
         if lost.is_set():
-            raise ClusterLost(lost_line(address, timeout)) from None
+            raise ClusterLost(lost_line(address, timeout, key)) from None
         raise
     finally:
         ended.set()

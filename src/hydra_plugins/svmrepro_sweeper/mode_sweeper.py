@@ -44,6 +44,7 @@ from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
 from svmrepro import signals
+from svmrepro.cluster_watch import ClusterLost, watching
 from svmrepro.errors import error_line, storage_failure
 from svmrepro.redact import redact
 from svmrepro.sweep import failures, progress
@@ -171,8 +172,13 @@ class ModeSweeper(Sweeper):
         started, returns = time.perf_counter(), []
         for batch in batches(jobs, self.max_batch_size):
             try:
-                with watching_parent():  # a worker killed with this process ends as it starts, not at its first job
+                # a worker killed with this process ends as it starts, not at its first job; jobs sent to a ray head
+                # that stops answering end the sweep in one line (svmrepro.cluster_watch)
+                with watching_parent(), self.ray_head_watched():
                     returns.append(self.launcher.launch(batch, initial_job_idx=sum(map(len, returns))))
+            except ClusterLost as exc:
+                print(f"svmrepro-run: error: {exc}", file=sys.stderr)
+                sys.exit(2)
             except Exception as exc:  # a worker process died (out of memory?), or a write of the launcher's was refused
                 cause = storage_failure(exc, redact(str(self.config.tracking.uri)), [str(sweep_dir)])
                 print(f"svmrepro-run: the sweep stopped: {cause or error_line(exc)}\n  the runs that finished are "
@@ -197,6 +203,15 @@ class ModeSweeper(Sweeper):
                   *failed, sep="\n  ", file=sys.stderr)
             sys.exit(1)
         return returns
+
+    def ray_head_watched(self):
+        """The watch on the ray head the launcher sends the jobs to (``hydra/launcher=ray_cluster`` with
+        ``hydra.launcher.ray.init.address``), bounded by ``parallel.timeout``; nothing for other launchers, or a
+        ray the launcher starts itself."""
+        launcher = self.config.hydra.get("launcher") or {}
+        address = OmegaConf.select(launcher, "ray.init.address") if "ray" in str(launcher.get("_target_")) else None
+        return watching("ray" if address else "none", address, self.config.parallel.timeout,
+                        key="hydra.launcher.ray.init.address")
 
     def stop_on_storage(self, ended: list[JobReturn], launched: int) -> None:
         """A job's write was refused (:func:`svmrepro.sweep.failures.stop`): one line naming the cause and the
