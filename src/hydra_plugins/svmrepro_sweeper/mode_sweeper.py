@@ -210,8 +210,7 @@ class ModeSweeper(Sweeper):
         ray the launcher starts itself."""
         launcher = self.config.hydra.get("launcher") or {}
         address = OmegaConf.select(launcher, "ray.init.address") if "ray" in str(launcher.get("_target_")) else None
-        return watching("ray" if address else "none", address, self.config.parallel.timeout,
-                        key="hydra.launcher.ray.init.address")
+        return watching("ray", address, self.config.parallel.timeout, key="hydra.launcher.ray.init.address")
 
     def stop_on_storage(self, ended: list[JobReturn], launched: int) -> None:
         """A job's write was refused (:func:`svmrepro.sweep.failures.stop`): one line naming the cause and the
