@@ -363,3 +363,16 @@ def test_a_sweeps_params_mask_a_password_and_read_an_enum_by_its_value():
     assert params["mode"] == "full" and params["experiment"] == "test/runner"
     assert "s3cret" not in params["overrides"] and "u:***@db" in params["overrides"]
     assert json.loads(params["sweep"]) == [{"seed": "0,1"}, {"seed": "2"}] and params["sweeper.algorithm.C"] == "1,2"
+
+
+def test_a_confirm_sweeps_params_list_its_grids_on_the_confirm_seeds():
+    """The confirm mode's sweep is the full one on ``confirm.seeds``, built as plain Python: its parent run
+    still gets its params (Hydra reported the callback's error as a warning and the sweep had no parent)."""
+    config = OmegaConf.create({
+        "mode": "confirm", "confirm": {"seeds": "1000,1001"},
+        "sweep": {"full": [{"seed": "0,1", "algorithm.C": "1"}, {"seed": "0"}]},
+        "hydra": {"runtime": {"choices": {"experiment": "test/runner", "hydra/sweeper": "svmrepro"}},
+                  "overrides": {"task": []}, "sweeper": {"params": None}}})
+    params = sweep_params(config)
+    assert params["mode"] == "confirm"
+    assert json.loads(params["sweep"]) == [{"seed": "1000,1001", "algorithm.C": "1"}, {"seed": "1000"}]

@@ -85,7 +85,8 @@ def sweep_params(config: DictConfig) -> dict[str, str]:
               "overrides": redact(" ".join(config.hydra.overrides.task))}
     axes = [("sweep", mode_sweep(config, mode)), ("sweeper", config.hydra.sweeper.get("params"))]
     for prefix, node in axes:
-        plain = OmegaConf.to_container(node, resolve=False) if node is not None else None
+        # the confirm mode's sweep is built in Python (:func:`svmrepro.sweep.jobs.mode_sweep`): plain already
+        plain = OmegaConf.to_container(node, resolve=False) if OmegaConf.is_config(node) else node
         if isinstance(plain, dict):
             params.update({f"{prefix}.{key}": str(value) for key, value in plain.items()})
         elif plain:
