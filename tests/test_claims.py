@@ -268,3 +268,37 @@ def test_every_paper_claims_file_parses_and_names_a_known_output():
     for paper, paper_claims in found.items():
         for claim in paper_claims:
             assert claim.not_run is not None or claim.output in known, f"{paper}: {claim.id} names {claim.output}"
+
+
+def test_a_claim_is_judged_once_per_runs_csv_text_and_anew_when_the_text_changes(tmp_path, monkeypatch):
+    """Issue 44: a reproduction judges each claim for its output's page and again for the scoreboard, on the same
+    runs CSV; the second is the first's verdict, kept by the CSV's text, and a changed CSV is judged again."""
+    from pathlib import Path
+
+    from svmrepro.report.claims import verdict as verdicts
+    from svmrepro.report.claims.scoreboard import RunsTables
+
+    claim = next(c for c in load_claims("cascade") if c.output == "cascade/table1" and c.not_run is None)
+    (tmp_path / "cascade").mkdir()
+    committed = Path(__file__).resolve().parents[1] / "results" / "cascade" / "table1.runs.csv"
+    csv = tmp_path / "cascade" / "table1.runs.csv"
+    csv.write_text(committed.read_text())
+    calls = []
+    real = verdicts.primitive
+
+    def counted(kind, where):
+        module = real(kind, where)
+        return type("Counted", (), {**{k: getattr(module, k) for k in dir(module) if not k.startswith("__")},
+                                    "evaluate": staticmethod(lambda *a: calls.append(1) or module.evaluate(*a))})
+
+    monkeypatch.setattr(verdicts, "primitive", counted)
+    first = judge(claim, RunsTables(tmp_path))
+    again = judge(claim, RunsTables(tmp_path))
+    assert len(calls) == 1 and again is first
+    # the same table given in memory without its text: judged, not taken from what was kept
+    in_memory = judge(claim, {"cascade/table1": RunsTables(tmp_path)["cascade/table1"]})
+    assert len(calls) == 2 and in_memory.verdict == first.verdict
+    lines = csv.read_text().splitlines(keepends=True)
+    csv.write_text("".join(lines[:-1]))  # one run fewer
+    fewer = judge(claim, RunsTables(tmp_path))
+    assert len(calls) == 3 and len(fewer.estimate.runs) < len(first.estimate.runs)

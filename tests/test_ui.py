@@ -173,6 +173,46 @@ def test_a_rebuild_replaces_the_report_runs_artifacts_and_it_is_no_result(store,
     assert len(runs_from_mlflow(EXPERIMENT, "quick", uri)) == 2
 
 
+def test_a_rebuild_that_changed_nothing_logs_nothing_and_one_that_did_logs_anew(store_uri, tmp_path):
+    """Issue 44, item 5: a reproduction with nothing to do does not log its outputs again; a changed file, or a
+    file put into the report run by hand, makes the next rebuild log the run's artifacts anew."""
+    from types import SimpleNamespace
+
+    from svmrepro.report.output import Output
+    from svmrepro.reproduce import OUTPUT_DIGEST_TAG, log_outputs
+
+    out = tmp_path / "results"
+    out.mkdir()
+    paths = Output(*(out / f"page{suffix}" for suffix in (".md", ".csv", ".png", ".runs.csv", "_scatter.png",
+                                                            "_points.json", "_surface.png", "_surface.json")))
+    paths.table_md.write_text("# a page\n\n| a |\n|---|\n| 1 |\n")
+    paths.table_csv.write_text("a\n1\n")
+    spec = SimpleNamespace(experiment="mine/page", title="a page")
+    client = MlflowClient(store_uri)
+
+    def logged() -> dict[str, tuple[float, str]]:
+        folder = Path(client.get_run(run_id).info.artifact_uri.removeprefix("file://"))
+        return {p.name: (p.stat().st_mtime_ns, p.read_text()) for p in folder.iterdir()}
+
+    run_id = log_outputs(spec, paths, "quick", store_uri, 2)
+    first = logged()
+    assert set(first) == {"page.md", "page.csv", "page.html"}
+    assert log_outputs(spec, paths, "quick", store_uri, 2) == run_id
+    assert logged() == first  # not even rewritten
+    paths.table_csv.write_text("a\n2\n")
+    assert log_outputs(spec, paths, "quick", store_uri, 2) == run_id
+    assert logged()["page.csv"][1] == "a\n2\n"
+    digest = client.get_run(run_id).data.tags[OUTPUT_DIGEST_TAG]
+    assert log_outputs(spec, paths, "quick", store_uri, 3) == run_id  # another tag: logged anew
+    assert client.get_run(run_id).data.tags[OUTPUT_DIGEST_TAG] != digest
+    (tmp_path / "stray.txt").write_text("put there by hand")
+    client.log_artifact(run_id, str(tmp_path / "stray.txt"))
+    log_outputs(spec, paths, "quick", store_uri, 3)
+    assert set(logged()) == {"page.md", "page.csv", "page.html"}
+    assert client.get_run(run_id).info.status == "FINISHED"
+    assert len(client.search_runs([client.get_experiment_by_name("mine/page").experiment_id])) == 1
+
+
 def test_the_server_serves_experiments_runs_and_metrics(server, store, built):
     (_, uri), (experiment_id, report_id) = store, built
     answer = requests.post(f"{server}/api/2.0/mlflow/experiments/search", json={"max_results": 100}, timeout=30)

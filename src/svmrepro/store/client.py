@@ -395,6 +395,15 @@ class Store:
         artifact_uri = retry_locked(lambda: self.client.get_run(run_id)).info.artifact_uri
         get_artifact_repository(artifact_uri, tracking_uri=self.uri).delete_artifacts()
 
+    def status_and_tags(self, run_id: str) -> tuple[str, dict[str, str]]:
+        """Run ``run_id``'s status (``FINISHED``, ``RUNNING``, ...) and tags."""
+        run = retry_locked(lambda: self.client.get_run(run_id))
+        return run.info.status, dict(run.data.tags)
+
+    def artifact_names(self, run_id: str) -> list[str]:
+        """The names of run ``run_id``'s top-level artifacts (a folder's name for a folder)."""
+        return [Path(item.path).name for item in retry_locked(lambda: self.client.list_artifacts(run_id))]
+
     def delete_run(self, run_id: str) -> None:
         """Soft-delete run ``run_id``: MLflow's ``deleted`` lifecycle, restorable with ``mlflow runs restore``."""
         retry_locked(lambda: self.client.delete_run(run_id))

@@ -27,7 +27,7 @@ from svmrepro.report.claims.schema import (
 from svmrepro.report.claims.scoreboard_csv import write_claims_csv
 from svmrepro.report.claims.today import TodayVerdict, judge_today
 from svmrepro.report.claims.verdict import VERDICTS, Verdict, judge
-from svmrepro.report.runs import read_runs
+from svmrepro.report.runs import csv_text, runs_table
 from svmrepro.writing import write_file
 
 SCOREBOARD = "README.md"
@@ -48,11 +48,19 @@ def cell(text: str) -> str:
 
 class RunsTables(Mapping):
     """The runs table of each output ``<paper>/<id>`` under ``results_dir`` (``<paper>/<id>.runs.csv``),
-    read when first asked for; ``given`` tables (an output's runs read from MLflow) come first."""
+    read when first asked for; ``given`` tables (an output's runs read from MLflow) come first, with the CSV text
+    each was read from where ``texts`` gives it (:meth:`text`)."""
 
-    def __init__(self, results_dir: Path, given: Mapping[str, pd.DataFrame] | None = None):
+    def __init__(self, results_dir: Path, given: Mapping[str, pd.DataFrame] | None = None,
+                 texts: Mapping[str, str] | None = None):
         self.results_dir = Path(results_dir)
         self._tables = dict(given or {})
+        self._texts = {name: texts[name] for name in self._tables if texts and name in texts}
+
+    def text(self, output: str) -> str | None:
+        """The CSV text ``output``'s table was read from (None when it was given without one, or is not read yet):
+        what a verdict on it depends on (:func:`svmrepro.report.claims.verdict.judge` keeps its verdicts by it)."""
+        return self._texts.get(output)
 
     def _path(self, output: str) -> Path:
         paper, _, output_id = output.partition("/")
@@ -62,7 +70,8 @@ class RunsTables(Mapping):
         if output not in self._tables:
             if not output or not self._path(output).is_file():
                 raise KeyError(output)
-            self._tables[output] = read_runs(self._path(output))
+            text = csv_text(self._path(output))
+            self._tables[output], self._texts[output] = runs_table(self._path(output), text), text
         return self._tables[output]
 
     def __iter__(self) -> Iterator[str]:

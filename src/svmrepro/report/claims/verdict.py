@@ -16,6 +16,8 @@ Regions are open intervals, so an interval touching an edge from outside counts 
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -116,6 +118,10 @@ def judge(claim: Claim, runs: Mapping[str, pd.DataFrame | None], test: str = "te
     missing = [name or claim.output for name, table in tables.items() if table is None or table.empty]
     if missing:
         return Verdict(claim, NOT_RUN, f"no runs of {', '.join(missing)} yet")
+    key = _judged_key(claim, runs, [name or claim.output for name in tables], test)
+    if key is not None and key in _JUDGED and _JUDGED[key][0] is claim:
+        _JUDGED.move_to_end(key)
+        return _JUDGED[key][1]
     try:
         estimate = module.evaluate(claim.test, tables if reads_outputs(module) else next(iter(tables.values())), where)
     except SvmReproError as exc:  # the primitives name ``where`` themselves
@@ -125,4 +131,30 @@ def judge(claim: Claim, runs: Mapping[str, pd.DataFrame | None], test: str = "te
         raise SvmReproError(f"{where}: {exc}") from None
     with np.errstate(invalid="ignore"):
         verdict, reason = decide(claim, estimate)
-    return Verdict(claim, verdict, reason, estimate)
+    judged = Verdict(claim, verdict, reason, estimate)
+    if key is not None:
+        _JUDGED[key] = (claim, judged)
+        while len(_JUDGED) > JUDGED_KEPT:
+            _JUDGED.popitem(last=False)
+    return judged
+
+
+#: this process's verdicts, by claim (the object, held with its verdict so its id names no other), the claim
+#: file's key of its test and the sha256 of the CSV text of each runs table read: a reproduction judges each claim
+#: for its output's page and again for the scoreboard, on the same runs CSV (tests/test_claims.py)
+_JUDGED: OrderedDict[tuple, tuple[Claim, Verdict]] = OrderedDict()
+#: verdicts kept at most (the least recently used go first)
+JUDGED_KEPT = 1024
+
+
+def _judged_key(claim: Claim, runs: Mapping[str, pd.DataFrame | None], outputs: list[str], test: str) -> tuple | None:
+    """The key of ``claim``'s verdict in :data:`_JUDGED`: None unless ``runs`` knows the CSV text of every table
+    read (a :class:`~svmrepro.report.claims.scoreboard.RunsTables`), so a verdict on tables made in memory is
+    never kept."""
+    text = getattr(runs, "text", None)
+    if text is None:
+        return None
+    texts = [text(output) for output in outputs]
+    if any(t is None for t in texts):
+        return None
+    return (id(claim), test, *(hashlib.sha256(t.encode()).hexdigest() for t in texts))

@@ -25,5 +25,6 @@ def lines(page: Page) -> list[str]:
         return []
     # its own runs as the CSV holds them, and the runs tables beside it of any other output a claim reads
     tables = RunsTables(page.paths.runs_csv.parent.parent,
-                        {spec.experiment: runs_table(page.paths.runs_csv, page.runs_csv_text)})
+                        {spec.experiment: runs_table(page.paths.runs_csv, page.runs_csv_text)},
+                        {spec.experiment: page.runs_csv_text})
     return claims_section([judge(claim, tables) for claim in claims])
