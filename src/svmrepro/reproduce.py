@@ -94,6 +94,7 @@ from svmrepro.writing import symlinks_below
 
 if TYPE_CHECKING:
     from svmrepro.report.output import Output
+    from svmrepro.store import Store
 
 # scikit-learn, matplotlib and MLflow (builds, pages, the scoreboard) are imported where they are used: a check
 # that finds a mistake ends in about 2 s, not after 5 s of imports
@@ -417,38 +418,35 @@ def log_outputs(spec: ReportSpec, paths: Output, mode: str, uri: str | None, n_r
     experiment_id = store.experiment_id(spec.experiment)
     tags = {REPORT_KIND: "report", REPORT_MODE: mode}
     run_id = store.find_run(experiment_id, tags)
-    files = [path for path in astuple(paths) if path.is_file()]
     logged = {"svmrepro.runs": str(n_runs), "mlflow.note.content": spec.title,
               RUN_NAME_TAG: f"report-{spec.experiment}-{mode}",  # renames an older report-<mode>
               **source_tags(git_source())}
-    logged[OUTPUT_DIGEST_TAG] = output_digest(files, logged)
-    names = [path.name for path in files] + ([f"{paths.table_md.stem}.html"] if paths.table_md.is_file() else [])
-    if run_id and logged_already(store, run_id, logged[OUTPUT_DIGEST_TAG], names):
-        return run_id
-    if run_id:
-        store.clear_artifacts(run_id)
-    else:
-        run_id = store.start_run(experiment_id, f"report-{spec.experiment}-{mode}", tags)
-    store.set_tags(run_id, logged)
-    for path in files:
-        store.log_artifact(run_id, path)
-    if paths.table_md.is_file():
-        with tempfile.TemporaryDirectory() as folder:
-            store.log_artifact(run_id, html_page(paths.table_md, Path(folder)))
+    with tempfile.TemporaryDirectory() as folder:
+        files = [path for path in astuple(paths) if path.is_file()]
+        if paths.table_md.is_file():
+            files.append(html_page(paths.table_md, Path(folder)))
+        logged[OUTPUT_DIGEST_TAG] = output_digest(files, logged)
+        if run_id and logged_already(store, run_id, logged[OUTPUT_DIGEST_TAG], [path.name for path in files]):
+            return run_id
+        if run_id:
+            store.clear_artifacts(run_id)
+        else:
+            run_id = store.start_run(experiment_id, f"report-{spec.experiment}-{mode}", tags)
+        store.set_tags(run_id, logged)
+        for path in files:
+            store.log_artifact(run_id, path)
     store.terminate(run_id, "FINISHED")
     return run_id
 
 
-#: the report run's tag that says what it logged: :func:`output_digest` of its files and tags
+#: the report run's tag that says what it logged: :func:`output_digest` of its artifacts and tags
 OUTPUT_DIGEST_TAG = "svmrepro.output_digest"
 
 
 def output_digest(files: list[Path], tags: dict[str, str]) -> str:
-    """sha256 over the tags a report run gets, the name and content of each file it logs, and the code that
-    turns its page into the HTML artifact (:mod:`svmrepro.report.artifacts`): equal digests, equal artifacts."""
-    from svmrepro.report import artifacts
-
-    total = hashlib.sha256(Path(artifacts.__file__).read_bytes())
+    """sha256 over the tags a report run gets and the name and content of each file it logs: equal digests,
+    equal run."""
+    total = hashlib.sha256()
     for key in sorted(tags):
         total.update(f"{key}\0{tags[key]}\0".encode())
     for path in files:
@@ -457,10 +455,10 @@ def output_digest(files: list[Path], tags: dict[str, str]) -> str:
     return total.hexdigest()
 
 
-def logged_already(store, run_id: str, digest: str, names: list[str]) -> bool:
+def logged_already(store: Store, run_id: str, digest: str, names: list[str]) -> bool:
     """Whether report run ``run_id`` ended FINISHED with :func:`output_digest` ``digest`` and holds exactly the
-    artifacts ``names`` (its files and the HTML page): a rebuild that changed nothing logs nothing again; a file
-    added to the run by hand, or one missing, makes it log anew."""
+    artifacts ``names``: a rebuild that changed nothing logs nothing again; a file added to the run by hand, or
+    one missing, makes it log anew."""
     status, tags = store.status_and_tags(run_id)
     return (status == "FINISHED" and tags.get(OUTPUT_DIGEST_TAG) == digest
             and sorted(store.artifact_names(run_id)) == sorted(names))
