@@ -175,7 +175,8 @@ def test_a_rebuild_replaces_the_report_runs_artifacts_and_it_is_no_result(store,
 
 def test_a_rebuild_that_changed_nothing_logs_nothing_and_one_that_did_logs_anew(store_uri, tmp_path):
     """Issue 44, item 5: a reproduction with nothing to do does not log its outputs again; a changed file, or a
-    file put into the report run by hand, makes the next rebuild log the run's artifacts anew."""
+    file put into the report run by hand (a new one, or one replacing an artifact), makes the next rebuild log the
+    run's artifacts anew."""
     from types import SimpleNamespace
 
     from svmrepro.report.output import Output
@@ -209,6 +210,10 @@ def test_a_rebuild_that_changed_nothing_logs_nothing_and_one_that_did_logs_anew(
     client.log_artifact(run_id, str(tmp_path / "stray.txt"))
     log_outputs(spec, paths, "quick", store_uri, 3)
     assert set(logged()) == {"page.md", "page.csv", "page.html"}
+    (tmp_path / "page.csv").write_text("not the page's table\n")  # replaced by hand under the same name
+    client.log_artifact(run_id, str(tmp_path / "page.csv"))
+    log_outputs(spec, paths, "quick", store_uri, 3)
+    assert logged()["page.csv"][1] == "a\n2\n"
     assert client.get_run(run_id).info.status == "FINISHED"
     assert len(client.search_runs([client.get_experiment_by_name("mine/page").experiment_id])) == 1
 

@@ -426,7 +426,7 @@ def log_outputs(spec: ReportSpec, paths: Output, mode: str, uri: str | None, n_r
         if paths.table_md.is_file():
             files.append(html_page(paths.table_md, Path(folder)))
         logged[OUTPUT_DIGEST_TAG] = output_digest(files, logged)
-        if run_id and logged_already(store, run_id, logged[OUTPUT_DIGEST_TAG], [path.name for path in files]):
+        if run_id and logged_already(store, run_id, logged[OUTPUT_DIGEST_TAG], files):
             return run_id
         if run_id:
             store.clear_artifacts(run_id)
@@ -455,13 +455,13 @@ def output_digest(files: list[Path], tags: dict[str, str]) -> str:
     return total.hexdigest()
 
 
-def logged_already(store: Store, run_id: str, digest: str, names: list[str]) -> bool:
-    """Whether report run ``run_id`` ended FINISHED with :func:`output_digest` ``digest`` and holds exactly the
-    artifacts ``names``: a rebuild that changed nothing logs nothing again; a file added to the run by hand, or
-    one missing, makes it log anew."""
+def logged_already(store: Store, run_id: str, digest: str, files: list[Path]) -> bool:
+    """Whether report run ``run_id`` ended FINISHED with :func:`output_digest` ``digest`` and holds exactly
+    ``files`` as its artifacts, each of the same size: a rebuild that changed nothing logs nothing again; a file
+    added to the run by hand, one missing or one of another size makes it log anew."""
     status, tags = store.status_and_tags(run_id)
     return (status == "FINISHED" and tags.get(OUTPUT_DIGEST_TAG) == digest
-            and sorted(store.artifact_names(run_id)) == sorted(names))
+            and store.artifact_sizes(run_id) == {path.name: path.stat().st_size for path in files})
 
 
 def missing_lines(jobs: list[list[str]]) -> list[str]:

@@ -400,9 +400,9 @@ class Store:
         run = retry_locked(lambda: self.client.get_run(run_id))
         return run.info.status, dict(run.data.tags)
 
-    def artifact_names(self, run_id: str) -> list[str]:
-        """The names of run ``run_id``'s top-level artifacts (a folder's name for a folder)."""
-        return [Path(item.path).name for item in retry_locked(lambda: self.client.list_artifacts(run_id))]
+    def artifact_sizes(self, run_id: str) -> dict[str, int | None]:
+        """Run ``run_id``'s top-level artifacts: each name with its size in bytes (None for a folder)."""
+        return {Path(item.path).name: item.file_size for item in retry_locked(lambda: self.client.list_artifacts(run_id))}
 
     def delete_run(self, run_id: str) -> None:
         """Soft-delete run ``run_id``: MLflow's ``deleted`` lifecycle, restorable with ``mlflow runs restore``."""
