@@ -94,6 +94,8 @@ ROWS = ["dataset=gaussian_clouds", "dataset.n_train=6000", "dataset.n_test=500"]
 MIXTURE = ["algorithm=gated_svm_mixture", "algorithm.n_experts=8", "algorithm.n_iter=3", "algorithm.n_hidden=10",
            "algorithm.gater_max_epochs=5", "algorithm.estimator.gamma=0.05", "algorithm.n_jobs=2"]
 TIMEOUT_S = 3
+#: what ray puts before a line its worker printed, as it forwards it to the driver: ``(<task> pid=<pid>) ``, coloured
+RAY_PREFIX = re.compile(r"^(\x1b\[[\d;]*m)?\([^()]* pid=\d+[^()]*\)(\x1b\[0m)? ?")
 
 
 def _lose_the_head(head, command: list[str], cwd) -> tuple[subprocess.Popen, list[str], float]:
@@ -123,7 +125,10 @@ def _ends_in_the_line(run: subprocess.Popen, printed: list[str], seconds: float,
     # what is printed, not logged (a log record starts with its time: the sweep's closing, after the line, marks
     # the runs its lost jobs left RUNNING); loky's resource tracker, which outlives a process that ended without
     # unwinding (cluster_watch.give_up), warns as it removes the memory-mapping folder joblib left: not ours either
-    ours = [each for each in printed if not re.match(r"\[?\d{4}-\d\d-\d\d ", each)
+    # a ray worker's log record reaches the driver's output behind ray's prefix, ``(_run_job pid=N)`` in colour,
+    # and may come after the line: a log record too
+    records = [RAY_PREFIX.sub("", each) for each in printed]
+    ours = [each for each in records if not re.match(r"\[?\d{4}-\d\d-\d\d ", each)
             and "resource_tracker" not in each and each.strip() != "warnings.warn("]
     assert run.returncode == 2, "\n".join(printed[-30:])
     assert ours[-1] == f"svmrepro-run: error: {line}"
