@@ -283,6 +283,8 @@ def test_a_claim_is_judged_once_per_runs_csv_text_and_anew_when_the_text_changes
     committed = Path(__file__).resolve().parents[1] / "results" / "cascade" / "table1.runs.csv"
     csv = tmp_path / "cascade" / "table1.runs.csv"
     csv.write_text(committed.read_text())
+    # none kept yet: another test of this process may have judged the claim on the same committed CSV
+    monkeypatch.setattr(verdicts, "_JUDGED", type(verdicts._JUDGED)())
     calls = []
     module = verdicts.primitive(claim.test["kind"], claim.id)
     evaluate = module.evaluate

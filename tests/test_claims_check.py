@@ -6,12 +6,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
+from omegaconf import OmegaConf
 
 from svmrepro import reproduce as reproducing
 from svmrepro.compose import papers
 from svmrepro.errors import ConfigError
 from svmrepro.locations import CONFIG_DIRS_ENV
 from svmrepro.report.claims.check import check_claims, typed_test
+from svmrepro.report.claims import schema
 from svmrepro.report.claims.schema import load_claims, parse_claims
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -219,3 +222,37 @@ def test_a_test_is_typed_by_its_primitive(test, message):
         typed_test(claim, f"experiments/cascade/claims.yaml: {claim.id}.test")
     text = str(error.value)
     assert "\n" not in text and text.startswith(f"experiments/cascade/claims.yaml: {message}")
+
+
+def test_a_test_is_merged_once_per_process_and_each_caller_gets_its_own_copy(monkeypatch):
+    test = "{kind: compare, metric: n_sv_merged_once, a: svc, b: cascade_svc, stat: ratio}"  # no other test has it
+    claim, = parse_claims("cascade", TEST_CLAIM.format(test=test), "experiments/cascade/claims.yaml")
+    bad, = parse_claims("cascade", TEST_CLAIM.format(test=test.replace("ratio", "ration")), "x.yaml")
+    merges = []
+    real = OmegaConf.merge
+    monkeypatch.setattr(OmegaConf, "merge", staticmethod(lambda *a, **k: merges.append(a) or real(*a, **k)))
+    first = typed_test(claim, "here")
+    assert len(merges) == 5  # one merge per key, so that a failure names its key
+    first.metric = "changed by its caller"
+    second = typed_test(claim, "here")
+    assert len(merges) == 5 and second is not first and second.metric == "n_sv_merged_once"
+    for _ in range(2):  # a test that fails is never kept: the second call fails the same way
+        with pytest.raises(ConfigError, match="faster.test.stat: 'ration'; valid: ratio, difference"):
+            typed_test(bad, "x.yaml: faster.test")
+
+
+@pytest.mark.parametrize("paper", sorted(p.parent.name for p in (CHECKOUT / "experiments").glob("*/claims.yaml")))
+def test_a_claims_file_merged_claim_by_claim_gives_what_the_whole_file_merged_gives(paper, monkeypatch):
+    text = (CHECKOUT / "experiments" / paper / "claims.yaml").read_text()
+    raw = yaml.load(text, Loader=schema._Loader)
+    whole = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema.ClaimsFileConf), raw)).claims
+    assert schema._claim_confs(raw) == whole
+    # a changed file merges only the claim that changed
+    monkeypatch.setattr(schema, "_MERGED", {})
+    parse_claims(paper, text + "\n# parsed once\n", "first.yaml")
+    merged = len(schema._MERGED)
+    first_id = raw["claims"][0]["id"]
+    changed = text.replace(f"id: {first_id}\n", f"id: {first_id}_renamed\n", 1)
+    assert changed != text
+    assert [c.id for c in parse_claims(paper, changed, "second.yaml")][0] == f"{first_id}_renamed"
+    assert len(schema._MERGED) == merged + 1

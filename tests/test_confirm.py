@@ -8,6 +8,7 @@ judged by the locked claims. Proven from git and the committed runs CSVs, with c
 """
 
 import subprocess
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -54,11 +55,17 @@ def output_name(csv: Path) -> str:
     return f"{csv.parent.name}/{csv.name.removesuffix('.runs.csv')}"
 
 
+@cache
+def read_yaml(path: Path) -> dict:
+    """A committed YAML file, read once per test process (libyaml's parser where PyYAML has it)."""
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def claims_reading(output: str) -> list[tuple[str, str]]:
     """(paper, claim id) of each claim whose own output is ``output``."""
     found = []
     for paper in PAPERS:
-        for claim in yaml.safe_load((CHECKOUT / "experiments" / paper / "claims.yaml").read_text())["claims"]:
+        for claim in read_yaml(CHECKOUT / "experiments" / paper / "claims.yaml")["claims"]:
             if claim.get("output") == output and not claim.get("not_run"):
                 found.append((paper, claim["id"]))
     return found
@@ -74,7 +81,7 @@ def test_a_confirm_runs_csv_was_first_committed_after_the_lock_of_every_claim_ju
     assert added is not None, f"{csv} is not committed"
     for paper, claim_id in claims_reading(output_name(csv)):
         lock = CHECKOUT / "experiments" / paper / "claims.lock.yaml"
-        entry = yaml.safe_load(lock.read_text())["claims"][claim_id]
+        entry = read_yaml(lock)["claims"][claim_id]
         locked = first_commit(lock, entry["hash"])
         assert locked and is_before(locked, added), f"{paper}/{claim_id}: locked at {locked}, {csv.name} at {added}"
     experiment = CHECKOUT / "conf" / "experiment" / f"{output_name(csv)}.yaml"

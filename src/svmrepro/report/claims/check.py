@@ -29,7 +29,9 @@ experiment's sweep counts, and the sweeps of the experiments its output includes
 
 from __future__ import annotations
 
+import copy
 import csv
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -178,10 +180,28 @@ def produced(output: str, runs_dirs: Sequence[Path] = ()) -> Produced:
     return found
 
 
+#: each test typed so far, by its primitive's ``Test`` and its keys (:func:`typed_test`)
+_TYPED: dict[str, Selection] = {}
+
+
 def typed_test(claim: Claim, where: str) -> Selection:
     """``claim.test`` merged into its primitive's ``Test``: an unknown key, a wrong type or a
-    missing key is one line naming it."""
+    missing key is one line naming it. A test is merged once per process (OmegaConf's merge is most
+    of a check's time): the same keys give a copy of the test typed before."""
     schema = primitive(claim.test.get("kind"), f"{where}.kind").Test
+    seen = json.dumps([schema.__module__, schema.__qualname__, claim.test], sort_keys=True, default=repr)
+    if seen not in _TYPED:
+        _TYPED[seen] = _merged(schema, claim, where)
+    test = copy.deepcopy(_TYPED[seen])
+    problems = test.problems()
+    if problems:
+        key, problem = problems[0]
+        raise ConfigError(f"{where}.{key}: {problem}")
+    return test
+
+
+def _merged(schema: type, claim: Claim, where: str) -> Selection:
+    """``claim.test`` merged into ``schema`` key by key; a failure is one line naming its key."""
     node = OmegaConf.structured(schema)
     for key, value in claim.test.items():  # one key at a time, so that a failure names its key
         try:
@@ -195,10 +215,6 @@ def typed_test(claim: Claim, where: str) -> Selection:
         test = OmegaConf.to_object(node)
     except MissingMandatoryValue as exc:
         raise ConfigError(f"{where}.{exc.full_key}: missing: a {claim.test['kind']} test needs it") from None
-    problems = test.problems()
-    if problems:
-        key, problem = problems[0]
-        raise ConfigError(f"{where}.{key}: {problem}")
     return test
 
 

@@ -57,6 +57,7 @@ why instead, ``today: {unchanged: "<why>"}``, and may still have ``inside``.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from dataclasses import dataclass, field, fields
@@ -338,7 +339,7 @@ def _parsed(paper: str, text: str, path: str) -> tuple[Claim, ...]:
 
     try:
         raw = yaml.load(text, Loader=_Loader)
-        confs = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ClaimsFileConf), raw or {})).claims
+        confs = _claim_confs(raw)
     except (yaml.YAMLError, OmegaConfBaseException, ValueError) as exc:
         raise ConfigError(f"{path}: {_claim_named(raw if 'raw' in locals() else None, exc)}") from None
     claims, seen = [], set()
@@ -362,6 +363,30 @@ def _parsed(paper: str, text: str, path: str) -> tuple[Claim, ...]:
                                              for k, amendment in enumerate(conf.amendments)),
                             today=_today(where, conf), kind=conf.kind))
     return tuple(claims)
+
+
+def _claim_confs(raw) -> list[ClaimConf]:
+    """The claims of a claims file's YAML merged into :class:`ClaimConf`. A claims file is merged claim
+    by claim, each claim once per process (a check of a changed file merges only what changed); a file
+    of another shape, or a claim that does not merge, is merged whole, for OmegaConf's error."""
+    listed = raw.get("claims") if isinstance(raw, dict) and set(raw) == {"claims"} else None
+    if isinstance(listed, list) and all(isinstance(claim, dict) for claim in listed):
+        try:
+            return [copy.deepcopy(_claim_conf(claim)) for claim in listed]
+        except (OmegaConfBaseException, ValueError):
+            pass
+    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ClaimsFileConf), raw or {})).claims
+
+
+#: each claim merged so far, by the ``repr`` of its YAML (keys in their order, ``1`` apart from ``1.0`` and ``true``)
+_MERGED: dict[str, ClaimConf] = {}
+
+
+def _claim_conf(claim: dict) -> ClaimConf:
+    seen = repr(claim)
+    if seen not in _MERGED:
+        _MERGED[seen] = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ClaimConf), claim))
+    return _MERGED[seen]
 
 
 def load_claims(paper: str) -> list[Claim]:

@@ -119,9 +119,9 @@ def judge(claim: Claim, runs: Mapping[str, pd.DataFrame | None], test: str = "te
     if missing:
         return Verdict(claim, NOT_RUN, f"no runs of {', '.join(missing)} yet")
     key = _judged_key(claim, runs, [name or claim.output for name in tables], test)
-    if key is not None and key in _JUDGED and _JUDGED[key][0] is claim:
+    if key is not None and key in _JUDGED and _JUDGED[key].claim is claim:
         _JUDGED.move_to_end(key)
-        return _JUDGED[key][1]
+        return _JUDGED[key]
     try:
         estimate = module.evaluate(claim.test, tables if reads_outputs(module) else next(iter(tables.values())), where)
     except SvmReproError as exc:  # the primitives name ``where`` themselves
@@ -133,16 +133,16 @@ def judge(claim: Claim, runs: Mapping[str, pd.DataFrame | None], test: str = "te
         verdict, reason = decide(claim, estimate)
     judged = Verdict(claim, verdict, reason, estimate)
     if key is not None:
-        _JUDGED[key] = (claim, judged)
+        _JUDGED[key] = judged
         while len(_JUDGED) > JUDGED_KEPT:
             _JUDGED.popitem(last=False)
     return judged
 
 
-#: this process's verdicts, by claim (the object, held with its verdict so its id names no other), the claim
+#: this process's verdicts, by claim (the object, held by its verdict so its id names no other), the claim
 #: file's key of its test and the sha256 of the CSV text of each runs table read: a reproduction judges each claim
 #: for its output's page and again for the scoreboard, on the same runs CSV (tests/test_claims.py)
-_JUDGED: OrderedDict[tuple, tuple[Claim, Verdict]] = OrderedDict()
+_JUDGED: OrderedDict[tuple, Verdict] = OrderedDict()
 #: verdicts kept at most (the least recently used go first)
 JUDGED_KEPT = 1024
 
