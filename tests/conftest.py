@@ -33,14 +33,20 @@ def empty_store(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture
-def store_uri(tmp_path, empty_store):
-    """A fresh embedded MLflow store (SQLite) for one test: a copy of :func:`empty_store`, made with SQLite's
-    backup (a consistent copy whatever its journal holds)."""
-    path = tmp_path / "mlflow.db"
-    with closing(sqlite3.connect(empty_store)) as source, closing(sqlite3.connect(path)) as copy:
+def copy_store(empty: Path, path: Path) -> str:
+    """A copy of the empty store ``empty`` (:func:`empty_store`) at ``path``, made with SQLite's backup (a
+    consistent copy whatever its journal holds); its URI. A test whose processes need a store, and not its
+    creation, starts with one: each process making a new store would spend seconds on MLflow's migrations."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(empty)) as source, closing(sqlite3.connect(path)) as copy:
         source.backup(copy)
     return f"sqlite:///{path}"
+
+
+@pytest.fixture
+def store_uri(tmp_path, empty_store):
+    """A fresh embedded MLflow store (SQLite) for one test: a copy of :func:`empty_store`."""
+    return copy_store(empty_store, tmp_path / "mlflow.db")
 
 
 @pytest.fixture

@@ -24,6 +24,8 @@ from mlflow.tracking import MlflowClient
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from conftest import copy_store
+
 from svmrepro.compose import compose_run
 from svmrepro.runner import FINISHED, run
 from svmrepro.store import KILLED_REASON_TAG, Store
@@ -146,9 +148,10 @@ def _kill_half_way(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory):
+def chain(tmp_path_factory, empty_store):
     """Sweep killed half-way; re-run with the last seed's fit raising; re-run with nothing failing."""
     root = tmp_path_factory.mktemp("faults")
+    copy_store(empty_store, root / "mlflow.db")
     (root / "conf" / "algorithm").mkdir(parents=True)
     (root / "conf" / "algorithm" / "faulty.yaml").write_text(f"_target_: {__name__}.FaultyClassifier\n")
     _kill_half_way(root)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import copy_store
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 
 from svmrepro.signals import alive
@@ -28,7 +29,8 @@ ENDED_WITHIN_S = 10
 
 
 @pytest.fixture
-def root(tmp_path):
+def root(tmp_path, empty_store):
+    copy_store(empty_store, tmp_path / "mlflow.db")
     (tmp_path / "conf" / "algorithm").mkdir(parents=True)
     (tmp_path / "conf" / "algorithm" / "faulty.yaml").write_text("_target_: test_faults.FaultyClassifier\n")
     (tmp_path / "conf" / "algorithm" / "faulty_cascade.yaml").write_text(

@@ -20,10 +20,10 @@ def test_group_keys_become_one_value_sweeps_and_the_rest_stays():
     ]
 
 
-def test_a_key_of_one_algorithm_fails_only_the_jobs_of_the_others(tmp_path):
+def test_a_key_of_one_algorithm_fails_only_the_jobs_of_the_others(tmp_path, store_uri):
     command = [
         sys.executable, "-m", "svmrepro", "-m", "algorithm=svc_linear,cascade_svc", "algorithm.r=0.5",
-        "seed=0,1", "dataset.n_train=60", "dataset.n_test=40", f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}",
+        "seed=0,1", "dataset.n_train=60", "dataset.n_test=40", f"tracking.uri={store_uri}",
         f"hydra.sweep.dir={tmp_path / 'sweep'}",
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
@@ -35,7 +35,7 @@ def test_a_key_of_one_algorithm_fails_only_the_jobs_of_the_others(tmp_path):
         assert f"algorithm=svc_linear algorithm.r=0.5 seed={seed}" in line
         assert line.endswith("ConfigCompositionException: Could not override 'algorithm.r'. Key 'r' is not in struct")
     assert "sweep ended: 4 jobs" in done.stdout and "2 done, 0 skipped, 2 failed" in done.stdout
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = MlflowClient(store_uri)
     runs = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id], "tags.`svmrepro.kind` = 'result'")
     assert sorted((run.data.tags["algorithm"], run.info.status, run.data.params["algorithm.r"]) for run in runs) == [
         ("cascade_svc", "FINISHED", "0.5")] * 2

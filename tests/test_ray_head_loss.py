@@ -152,10 +152,10 @@ def _not_finished_nor_failed(store: str) -> list:
     return runs
 
 
-def test_the_command_line_names_a_ray_head_lost_in_the_middle_of_a_fit_in_one_line(tmp_path):
+def test_the_command_line_names_a_ray_head_lost_in_the_middle_of_a_fit_in_one_line(tmp_path, store_uri):
     from clusters import ray_head
 
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = store_uri
     with ray_head() as head:
         run, printed, seconds = _lose_the_head(head, [
             sys.executable, "-m", "svmrepro", *ROWS, *MIXTURE, "parallel.backend=ray",
@@ -166,14 +166,14 @@ def test_the_command_line_names_a_ray_head_lost_in_the_middle_of_a_fit_in_one_li
     assert lost_run.info.status != "FINISHED"
 
 
-def test_a_ray_launcher_sweep_names_its_lost_head_in_one_line(tmp_path):
+def test_a_ray_launcher_sweep_names_its_lost_head_in_one_line(tmp_path, store_uri):
     """The jobs of a sweep as ray tasks (``hydra/launcher=ray_cluster``): the head that runs them lost, the sweep
     ends in the line naming the launcher's address."""
     from clusters import ray_head, ray_launcher_path
 
     launcher = ray_launcher_path(tmp_path / "hydra-ray-launcher")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [launcher, os.environ.get("PYTHONPATH")]))}
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = store_uri
     with ray_head(env=env) as head:
         run, printed, seconds = _lose_the_head(head, [
             sys.executable, "-m", "svmrepro", "-m", "hydra/launcher=ray_cluster",

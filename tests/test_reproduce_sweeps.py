@@ -33,8 +33,10 @@ NAMES = ("mine/one", "mine/two")
 
 
 @pytest.fixture
-def folder(tmp_path, monkeypatch):
-    """Two experiments of the user's (``conf/experiment/mine/``) in the current folder, and no claims."""
+def folder(tmp_path, monkeypatch, empty_store):
+    """Two experiments of the user's (``conf/experiment/mine/``) in the current folder, and no claims; an empty
+    store."""
+    copy_store(empty_store, tmp_path / "mlflow.db")
     monkeypatch.setenv(CONFIG_DIRS_ENV, "")  # --config-dir sets it for the process; put back afterwards
     monkeypatch.chdir(tmp_path)
     for name in NAMES:

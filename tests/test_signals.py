@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import copy_store
 from mlflow.tracking import MlflowClient
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 from test_reproduce_sweeps import EXPERIMENT
@@ -32,7 +33,8 @@ FIT_S = "60"
 
 
 @pytest.fixture
-def root(tmp_path):
+def root(tmp_path, empty_store):
+    copy_store(empty_store, tmp_path / "mlflow.db")
     (tmp_path / "conf" / "algorithm").mkdir(parents=True)
     (tmp_path / "conf" / "algorithm" / "faulty.yaml").write_text("_target_: test_faults.FaultyClassifier\n")
     return tmp_path

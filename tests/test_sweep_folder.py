@@ -28,10 +28,8 @@ main()
 """
 
 
-def test_sweeps_started_in_the_same_second_each_keep_their_own_folder_and_runs(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    subprocess.run([sys.executable, "-c", "from svmrepro.store import Store; import sys; Store(sys.argv[1])", uri],
-                   check=True, timeout=120)  # the store made first: the sweeps race on their folders only
+def test_sweeps_started_in_the_same_second_each_keep_their_own_folder_and_runs(tmp_path, store_uri):
+    uri = store_uri  # the store made first: the sweeps race on their folders only
     sweeps = [subprocess.Popen([sys.executable, "-c", FROZEN_NOW, "-m", f"seed={n},{n + 10}", f"tracking.uri={uri}"],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
               for n in range(3)]
@@ -54,10 +52,10 @@ def test_sweeps_started_in_the_same_second_each_keep_their_own_folder_and_runs(t
         assert parent.info.status == "FINISHED"
 
 
-def test_a_folder_named_on_the_command_line_is_taken_as_named(tmp_path):
+def test_a_folder_named_on_the_command_line_is_taken_as_named(tmp_path, store_uri):
     for _ in range(2):  # twice into one folder, as Hydra does
         done = subprocess.run([sys.executable, "-m", "svmrepro", "-m", "seed=0",
-                               f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.sweep.dir={tmp_path / 'mine'}"],
+                               f"tracking.uri={store_uri}", f"hydra.sweep.dir={tmp_path / 'mine'}"],
                               cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
     assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith("mine")) == ["mine"]
