@@ -1,12 +1,11 @@
 import os
 import signal
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from installed_wheel import build_wheel, install_wheel
+from stores import copy_store
 
 from svmrepro.compose import compose_config
 from svmrepro.exclusive import LOCK_ENV
@@ -31,16 +30,6 @@ def empty_store(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("empty_store") / "mlflow.db"
     ensure_store(f"sqlite:///{path}")
     return path
-
-
-def copy_store(empty: Path, path: Path) -> str:
-    """A copy of the empty store ``empty`` (:func:`empty_store`) at ``path``, made with SQLite's backup (a
-    consistent copy whatever its journal holds); its URI. A test whose processes need a store, and not its
-    creation, starts with one: each process making a new store would spend seconds on MLflow's migrations."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with closing(sqlite3.connect(empty)) as source, closing(sqlite3.connect(path)) as copy:
-        source.backup(copy)
-    return f"sqlite:///{path}"
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from mlflow.tracking import MlflowClient
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from conftest import copy_store
+from stores import copy_store
 
 from svmrepro.compose import compose_run
 from svmrepro.runner import FINISHED, run

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import copy_store
+from stores import copy_store
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 
 from svmrepro.signals import alive

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from mlflow.tracking import MlflowClient
+from stores import copy_store
 
 from svmrepro import reproduce as reproducing
 from svmrepro.locations import CONFIG_DIRS_ENV

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import copy_store
+from stores import copy_store
 from mlflow.tracking import MlflowClient
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 from test_reproduce_sweeps import EXPERIMENT
