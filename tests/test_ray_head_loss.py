@@ -155,14 +155,13 @@ def _not_finished_nor_failed(store: str) -> list:
 def test_the_command_line_names_a_ray_head_lost_in_the_middle_of_a_fit_in_one_line(tmp_path, store_uri):
     from clusters import ray_head
 
-    store = store_uri
     with ray_head() as head:
         run, printed, seconds = _lose_the_head(head, [
             sys.executable, "-m", "svmrepro", *ROWS, *MIXTURE, "parallel.backend=ray",
-            f"parallel.address={head.address}", f"parallel.timeout={TIMEOUT_S}", f"tracking.uri={store}",
+            f"parallel.address={head.address}", f"parallel.timeout={TIMEOUT_S}", f"tracking.uri={store_uri}",
             f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     _ends_in_the_line(run, printed, seconds, lost_line(head.address, TIMEOUT_S))
-    (lost_run,) = _not_finished_nor_failed(store)
+    (lost_run,) = _not_finished_nor_failed(store_uri)
     assert lost_run.info.status != "FINISHED"
 
 
@@ -173,12 +172,11 @@ def test_a_ray_launcher_sweep_names_its_lost_head_in_one_line(tmp_path, store_ur
 
     launcher = ray_launcher_path(tmp_path / "hydra-ray-launcher")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [launcher, os.environ.get("PYTHONPATH")]))}
-    store = store_uri
     with ray_head(env=env) as head:
         run, printed, seconds = _lose_the_head(head, [
             sys.executable, "-m", "svmrepro", "-m", "hydra/launcher=ray_cluster",
             f"hydra.launcher.ray.init.address={head.address}", *ROWS, *MIXTURE, "seed=1,2,3",
-            f"parallel.timeout={TIMEOUT_S}", f"tracking.uri={store}", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+            f"parallel.timeout={TIMEOUT_S}", f"tracking.uri={store_uri}", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
             tmp_path)
     _ends_in_the_line(run, printed, seconds, lost_line(head.address, TIMEOUT_S, "hydra.launcher.ray.init.address"))
-    _not_finished_nor_failed(store)
+    _not_finished_nor_failed(store_uri)

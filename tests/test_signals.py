@@ -19,8 +19,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from stores import copy_store
 from mlflow.tracking import MlflowClient
+from stores import copy_store
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 from test_reproduce_sweeps import EXPERIMENT
 

@@ -29,8 +29,9 @@ main()
 
 
 def test_sweeps_started_in_the_same_second_each_keep_their_own_folder_and_runs(tmp_path, store_uri):
-    uri = store_uri  # the store made first: the sweeps race on their folders only
-    sweeps = [subprocess.Popen([sys.executable, "-c", FROZEN_NOW, "-m", f"seed={n},{n + 10}", f"tracking.uri={uri}"],
+    # the store is made first (store_uri): the sweeps race on their folders only
+    sweeps = [subprocess.Popen([sys.executable, "-c", FROZEN_NOW, "-m", f"seed={n},{n + 10}",
+                                f"tracking.uri={store_uri}"],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
               for n in range(3)]
     outputs = [sweep.communicate(timeout=300)[0] for sweep in sweeps]
@@ -40,7 +41,7 @@ def test_sweeps_started_in_the_same_second_each_keep_their_own_folder_and_runs(t
         assert "deleted" not in output and "4/2" not in output and "6/2" not in output
     folders = sorted(path.name for path in (tmp_path / "multirun" / "frozen").iterdir())
     assert folders == ["frozen", "frozen-1", "frozen-2"]
-    client = MlflowClient(uri)
+    client = MlflowClient(store_uri)
     experiment = client.get_experiment_by_name("adhoc") or client.search_experiments()[-1]
     runs = client.search_runs([experiment.experiment_id])
     parents = [run for run in runs if run.data.tags.get("svmrepro.kind") == "sweep"]
