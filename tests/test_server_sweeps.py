@@ -23,6 +23,8 @@ from tracking_servers import NEEDS_POSTGRES, POSTGRES_URI, mlflow_server, new_da
 
 from svmrepro.store import ERROR_MESSAGE_TAG, Store
 from svmrepro.store.client import DATASET_ATTEMPTS
+from svmrepro.store.names import KIND_TAG, RESULT_KIND, RUN_KEY_TAG
+from svmrepro.store.processes import process_tags
 
 #: runs logging one data set at once, as the issue's 6-job sweeps did; rounds of them per store
 AT_ONCE, ROUNDS = 6, 2
@@ -191,9 +193,47 @@ def test_identical_runs_started_at_once_on_a_server_fit_once(sqlite_server, tmp_
     url, _ = sqlite_server
     codes, outputs = identical_runs_at_once(tmp_path, url, 6, "seed=3", "label=at_once")
     assert codes == [0] * 6, outputs
-    assert sum(" FINISHED: " in out for out in outputs) == 1, outputs
+    assert sum(" FINISHED: " in out for out in outputs) == 1, "\n=====\n".join(outputs)
     assert sum("skip: run" in out for out in outputs) == 5, outputs
     client = MlflowClient(url)
     runs = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id],
                               filter_string="tags.label = 'at_once'")
     assert [run.info.status for run in runs] == ["FINISHED"]
+
+
+def _keyed_run(client: MlflowClient, experiment_id: str, key: str, **kwargs) -> str:
+    """A RUNNING result run of run key ``key`` held by this (live) process."""
+    tags = {RUN_KEY_TAG: key, KIND_TAG: RESULT_KIND, **process_tags()}
+    return client.create_run(experiment_id, tags=tags, **kwargs).info.run_id
+
+
+def test_a_run_first_at_its_first_look_yields_to_an_earlier_run_seen_at_its_second(sqlite_server):
+    """The race of the six at once: run B asked for before run A but seen after A looked. A looks again after
+    the settle time (Store.first_of_key), sees B first, and yields to it; B, first at both looks, fits."""
+    url, _ = sqlite_server
+    store, client, key = Store(url), MlflowClient(url), uuid.uuid4().hex
+    experiment_id = store.experiment_id(f"settle-{key[:8]}")
+    a = _keyed_run(client, experiment_id, key)
+    a_started = client.get_run(a).info.start_time
+    with ThreadPoolExecutor(1) as pool:
+        looked = pool.submit(store.first_of_key, experiment_id, key, a)
+        b = _keyed_run(client, experiment_id, key, start_time=a_started - 1000)  # within A's settle time
+        yielded_to = looked.result(timeout=60)
+    assert yielded_to is not None and yielded_to.info.run_id == b
+    assert store.first_of_key(experiment_id, key, b) is None
+
+
+def test_a_wait_for_a_run_that_yielded_in_turn_follows_to_the_run_it_yielded_to(sqlite_server):
+    """C waited for A; A then yielded to B and deleted its run (as svmrepro.runner does): C's wait ends with
+    B's end, not with A's deleted run still RUNNING."""
+    url, _ = sqlite_server
+    store, client, key = Store(url), MlflowClient(url), uuid.uuid4().hex
+    experiment_id = store.experiment_id(f"follow-{key[:8]}")
+    a = _keyed_run(client, experiment_id, key)
+    b = _keyed_run(client, experiment_id, key, start_time=client.get_run(a).info.start_time - 1000)
+    store.delete_run(a)
+    with ThreadPoolExecutor(1) as pool:
+        waited = pool.submit(store.wait_until_ended, a, 0.1)
+        client.set_terminated(b, "FINISHED")
+        ended = waited.result(timeout=60)
+    assert ended.info.run_id == b and ended.info.status == "FINISHED"

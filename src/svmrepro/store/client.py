@@ -51,6 +51,9 @@ T = TypeVar("T")
 #: MLflow's SQL session logs every SQLAlchemy OperationalError with its traceback before it raises it
 #: again ("database is locked", which :func:`retry_locked` waits out; "database or disk is full")
 MLFLOW_SESSION_LOGGER, MLFLOW_SESSION_ERROR = "mlflow.store.db.utils", "SQLAlchemy database error"
+#: a run that finds itself first among the runs of its key on a store without a claim looks again after this many
+#: times the milliseconds its own run took to be seen, within these bounds (Store.first_of_key)
+SETTLE_LATENCIES, SETTLE_MIN_S, SETTLE_MAX_S = 3, 0.25, 5.0
 
 
 class DropReraisedSqlErrors(logging.Filter):
@@ -284,26 +287,55 @@ class Store:
         created, yields to, else None (it fits).
 
         A FINISHED run of the key is yielded to; so is a RUNNING one of a live process created before
-        ``run_id`` (by start time, then run id). Of runs created at once each sees the others, and all but
-        the first yield; a run created after another had looked sees it, and yields. On one host, or hosts
-        whose clocks agree, one run per identity fits; a SQLite store has its claim (:meth:`claim`) instead.
+        ``run_id`` (by start time, then run id). A run's start time is its client's clock when it asked for the
+        run, so a run asked for earlier may be seen later (its request took longer): a run that finds itself
+        first looks again after :data:`SETTLE_LATENCIES` times the time its own run took to be seen (at least
+        :data:`SETTLE_MIN_S`), and yields if such a run came. Of runs created at once, then, one fits (seen
+        with 6 processes forked at once on one host, where two did without the second look); on hosts whose
+        clocks agree as well. A run that yields deletes its own; one waiting for it follows to the run it
+        yielded to (:meth:`wait_until_ended`). A SQLite store has its claim (:meth:`claim`) instead.
         """
         if store_file(self.uri) is not None:
             return None
+        first, seen_after_ms = self._first_of_key(experiment_id, key, run_id)
+        if first is not None or seen_after_ms is None:
+            return first
+        time.sleep(min(SETTLE_MAX_S, max(SETTLE_MIN_S, SETTLE_LATENCIES * seen_after_ms / 1000)))
+        return self._first_of_key(experiment_id, key, run_id)[0]
+
+    def _first_of_key(self, experiment_id: str, key: str, run_id: str) -> tuple[Any | None, float | None]:
+        """The run ``run_id`` yields to now, and, when none, the milliseconds its run took to be seen (None
+        if it is not seen yet: a store that lags, where it yields to none)."""
+        # RUNNING before FINISHED: a run that ends between the two searches is then in the second
+        running = [run for run in self._runs_of_key(experiment_id, key, "RUNNING")
+                   if not process_gone(run.data.tags)]
         finished = [run for run in self._runs_of_key(experiment_id, key, "FINISHED") if run.info.run_id != run_id]
         if finished:
-            return finished[0]
-        running = [run for run in self._runs_of_key(experiment_id, key, "RUNNING") if not process_gone(run.data.tags)]
+            return finished[0], None
         order = sorted(running, key=lambda run: (run.info.start_time, run.info.run_id))
         ids = [run.info.run_id for run in order]
         if run_id not in ids:  # our own run not visible yet: a store that lags; yield to none
-            return None
-        return order[0] if ids[0] != run_id else None
+            return None, None
+        if ids[0] != run_id:
+            return order[0], None
+        return None, max(0.0, time.time() * 1000 - order[0].info.start_time)
 
     def wait_until_ended(self, run_id: str, poll_s: float = 1.0) -> Any:
-        """Run ``run_id`` once it is no longer RUNNING (or its process, on this host, is gone)."""
+        """Run ``run_id`` once it is no longer RUNNING (or its process, on this host, is gone). A run deleted
+        meanwhile yielded in turn (:meth:`first_of_key`): the wait goes on for the run of its key that is
+        first now, if any."""
         while True:
             run = retry_locked(lambda: self.client.get_run(run_id))
+            if run.info.lifecycle_stage == "deleted" and (key := run.data.tags.get(RUN_KEY_TAG)):
+                running = sorted((r for r in self._runs_of_key(run.info.experiment_id, key, "RUNNING")
+                                  if not process_gone(r.data.tags)), key=lambda r: (r.info.start_time, r.info.run_id))
+                # searched after RUNNING: a run that ends between the two searches is in this one
+                finished = self._runs_of_key(run.info.experiment_id, key, "FINISHED", max_results=1)
+                following = (finished or running or [None])[0]
+                if following is None:
+                    return run
+                run_id = following.info.run_id
+                continue
             if run.info.status != "RUNNING" or process_gone(run.data.tags):
                 return run
             time.sleep(poll_s)
