@@ -19,6 +19,7 @@ import time
 from numbers import Integral
 from pathlib import Path
 
+import forked_cli
 import pytest
 from algorithm_configs import ALGORITHMS, needs_extra
 from hypothesis import given, settings
@@ -48,7 +49,7 @@ BANANA = CHECKOUT.parent / "shared" / "data" / "raetsch" / "banana.mat"
 
 def _cli(*args, timeout=120):
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "svmrepro", *args], capture_output=True, text=True, timeout=timeout)
+    done = forked_cli.run([sys.executable, "-m", "svmrepro", *args], capture_output=True, text=True, timeout=timeout)
     done.seconds = time.monotonic() - started
     done.lines = [line for line in done.stderr.splitlines() if line.strip()]
     return done

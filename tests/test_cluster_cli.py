@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked_cli
 import pytest
 import yaml
 
@@ -57,7 +58,7 @@ def dask_runs(cluster, tmp_path_factory):
     command = [sys.executable, "-m", "svmrepro", "-m", "--config-dir", str(root / "conf"), f"experiment={EXPERIMENT}",
                "algorithm.n_jobs=2", "parallel.backend=dask", f"parallel.address={cluster.address}",
                f"tracking.uri={store}", f"hydra.sweep.dir={root / 'multirun'}"]
-    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=240)
+    done = forked_cli.run(command, cwd=root, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     runs = Store(store).runs_frame(EXPERIMENT, f"tags.`{KIND_TAG}` = '{RESULT_KIND}'")
     return runs.set_index("tags.algorithm", drop=False)

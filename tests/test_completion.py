@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import forked_cli
 import pytest
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
@@ -35,7 +36,7 @@ def test_the_query_offers_every_experiment_and_each_composes():
     # Hydra refuses every -sc query when two plugins claim one shell: this one must not claim bash
     line = "svmrepro-run experiment="
     env = {**os.environ, "COMP_LINE": line, "COMP_POINT": str(len(line))}
-    done = subprocess.run([sys.executable, "-m", "svmrepro", "-sc", "query=svmrepro"], env=env,
+    done = forked_cli.run([sys.executable, "-m", "svmrepro", "-sc", "query=svmrepro"], env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     offered = done.stdout.split()
@@ -47,7 +48,7 @@ def test_the_query_offers_every_experiment_and_each_composes():
 
 def query(line: str, shell: str = "svmrepro", cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "COMP_LINE": line, "COMP_POINT": str(len(line))}
-    return subprocess.run([sys.executable, "-m", "svmrepro", "-sc", f"query={shell}"], env=env, cwd=cwd,
+    return forked_cli.run([sys.executable, "-m", "svmrepro", "-sc", f"query={shell}"], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -90,7 +91,7 @@ def test_a_config_dir_on_the_line_adds_its_experiments_and_data_sets(tmp_path):
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
 def test_hydras_documented_install_installs_this_completion(shell):
     def sc(command):
-        return subprocess.run([sys.executable, "-m", "svmrepro", "-sc", command], capture_output=True, text=True,
+        return forked_cli.run([sys.executable, "-m", "svmrepro", "-sc", command], capture_output=True, text=True,
                               timeout=120, check=True).stdout
 
     assert sc(f"install={shell}") == sc("install=svmrepro") and "_svmrepro_complete" in sc(f"install={shell}")
@@ -174,7 +175,7 @@ def test_the_installed_bash_function_fills_in_the_part_after_the_equals_sign():
 
 
 def test_help_lists_every_paper_and_says_how_an_experiment_is_named():
-    done = subprocess.run([sys.executable, "-m", "svmrepro", "--help"], capture_output=True, text=True, timeout=120,
+    done = forked_cli.run([sys.executable, "-m", "svmrepro", "--help"], capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 0, done.stderr
     assert "experiment=<paper>/<id>" in done.stdout

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked_cli
 import pytest
 from algorithm_configs import ALGORITHMS, needs_extra
 from hydra.errors import ConfigCompositionException
@@ -93,7 +94,7 @@ def test_unknown_group_option_lists_the_valid_ones():
 
 
 def test_command_line_bad_value_is_one_line_and_exit_code_2(store_uri):
-    done = subprocess.run(
+    done = forked_cli.run(
         [sys.executable, "-m", "svmrepro", "algorithm=svc_linear", "algorithm.C=-1", f"tracking.uri={store_uri}"],
         capture_output=True, text=True, timeout=120,
     )
@@ -146,7 +147,7 @@ def test_a_study_s_papers_folder_beside_its_config_folder_is_found_from_any_fold
 
 
 def test_a_dataset_target_that_is_a_plain_function_is_one_line_showing_the_form(store_uri):
-    done = subprocess.run([sys.executable, "-m", "svmrepro", "dataset._target_=sklearn.datasets.make_moons",
+    done = forked_cli.run([sys.executable, "-m", "svmrepro", "dataset._target_=sklearn.datasets.make_moons",
                            f"tracking.uri={store_uri}"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip() == (

@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from types import SimpleNamespace
 
+import forked_cli
 import pytest
 
 from svmrepro import reproduce as reproducing
@@ -65,7 +66,7 @@ def test_listing_and_check_read_a_config_folder_s_module_without_running_it(stud
     assert reproducing.main(["--config-dir", str(study.conf), "--experiment", "moons/sizes", "--check",
                              "--tracking-uri", store]) == 0
     assert "27 missing" in capsys.readouterr().out
-    shown = subprocess.run([sys.executable, "-m", "svmrepro", "--config-dir", str(study.conf), "experiment=moons/sizes",
+    shown = forked_cli.run([sys.executable, "-m", "svmrepro", "--config-dir", str(study.conf), "experiment=moons/sizes",
                             "--cfg", "job"], check=False, capture_output=True, text=True, timeout=300)
     assert shown.returncode == 0 and f"{study.module}.moons" in shown.stdout, shown.stderr[-2000:]
     assert not study.marker.exists()
@@ -83,7 +84,7 @@ def test_a_check_finds_a_typo_in_a_config_folder_loader_s_arguments_without_runn
 
 
 def test_a_run_imports_the_config_folder_s_module(study, store_uri):
-    done = subprocess.run([sys.executable, "-m", "svmrepro", "--config-dir", str(study.conf), "experiment=moons/sizes",
+    done = forked_cli.run([sys.executable, "-m", "svmrepro", "--config-dir", str(study.conf), "experiment=moons/sizes",
                            f"tracking.uri={store_uri}"],
                           check=False, capture_output=True, text=True, timeout=300, cwd=study.conf.parents[1])
     assert done.returncode == 0 and "FINISHED" in done.stdout + done.stderr, done.stderr[-3000:]
@@ -152,7 +153,7 @@ def test_a_single_run_refuses_the_loader_in_one_line_before_the_store_is_made(tm
     (conf / "dataset" / "evil.yaml").write_text("_target_: svmrepro.data.function.FromFunction\nloader: os.system\n"
                                                 f"arguments: {{command: touch {tmp_path / 'PWNED'}}}\n"
                                                 "n_train: 10\nn_test: 10\n")
-    done = subprocess.run([sys.executable, "-m", "svmrepro", "--config-dir", str(conf), "dataset=evil",
+    done = forked_cli.run([sys.executable, "-m", "svmrepro", "--config-dir", str(conf), "dataset=evil",
                            f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}"],
                           check=False, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     lines = done.stderr.strip().splitlines()

@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import forked_cli
 import mlflow
 import pandas as pd
 import pytest
@@ -22,7 +23,7 @@ def _sweep(store_uri, sweep_dir):
         "hydra/launcher=parallel", "hydra.launcher.n_jobs=2",
         f"tracking.uri={store_uri}", f"hydra.sweep.dir={sweep_dir}",
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    done = forked_cli.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout + done.stderr
 

@@ -5,6 +5,7 @@ claim's keys in our words, not OmegaConf's class name."""
 import subprocess
 import sys
 
+import forked_cli
 import pytest
 
 from svmrepro.compose import config_groups
@@ -31,7 +32,7 @@ def test_valid_options_and_other_sweeps_pass():
 
 
 def test_svmrepro_run_names_the_misspelled_option_first_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "svmrepro", "algorithm=cros_training"], capture_output=True,
+    done = forked_cli.run([sys.executable, "-m", "svmrepro", "algorithm=cros_training"], capture_output=True,
                           text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [

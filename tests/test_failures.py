@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import forked_cli
 import pytest
 from mlflow.tracking import MlflowClient
 
@@ -27,7 +28,7 @@ TABLE1_BAD_VALUE = ["experiment=cascade/table1", "algorithm.cache_size=-1", "dat
 def _sweep(tmp_path, *arguments, env=None):
     command = [sys.executable, "-m", "svmrepro", "-m", *arguments,
                f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", "hydra.sweep.dir=sweeps/${now:%H-%M-%S-%f}"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    done = forked_cli.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path,
                           env={**os.environ, **(env or {})})
     [sweep_dir] = (tmp_path / "sweeps").iterdir()
     return done, sweep_dir

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
+import forked_cli
 import numpy as np
 import pytest
 from joblib import Parallel, delayed
@@ -78,7 +79,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _sweep(root: Path, name: str, *extra: str, **env: str) -> subprocess.CompletedProcess:
-    done = subprocess.run(_sweep_command(root, name, *extra), env=_env(**env), cwd=root,
+    done = forked_cli.run(_sweep_command(root, name, *extra), env=_env(**env), cwd=root,
                           capture_output=True, text=True, timeout=300)
     done.output = done.stdout + done.stderr
     return done
@@ -93,7 +94,7 @@ def identical_runs_at_once(root: Path, uri: str, copies: int, *overrides: str) -
                "algorithm=faulty", "dataset.n_train=40", "dataset.n_test=40", *overrides,
                f"tracking.uri={uri}", f"hydra.run.dir={root / 'out'}"]
     env = _env(**{SLEEP_ENV: "2"})
-    procs = [subprocess.Popen(command, env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    procs = [forked_cli.start(command, env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True) for _ in range(copies)]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     return [p.returncode for p in procs], outputs
@@ -130,7 +131,7 @@ def _kill_half_way(root: Path) -> None:
     """Start the sweep in a process group of its own; SIGKILL the group once 2 runs FINISHED while
     another is RUNNING (each fit sleeps 1.5 s: the second pair of jobs is under way)."""
     log = open(root / "killed.log", "w")
-    sweep = subprocess.Popen(_sweep_command(root, "killed"), env=_env(**{SLEEP_ENV: "1.5", FAIL_ENV: str(FAILING_SEED)}),
+    sweep = forked_cli.start(_sweep_command(root, "killed"), env=_env(**{SLEEP_ENV: "1.5", FAIL_ENV: str(FAILING_SEED)}),
                              cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 180
     try:

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import forked_cli
 import psutil
 import pytest
 from stores import copy_store
@@ -54,7 +55,7 @@ def _loky_workers(process: psutil.Process) -> list[psutil.Process]:
 def _kill_main_once(command: list[str], root: Path, ready) -> tuple[list[psutil.Process], list[psutil.Process]]:
     """Start ``command`` in a session of its own, SIGKILL its process alone once ``ready(process)``;
     (the descendants it had, those still running ``ENDED_WITHIN_S`` seconds later)."""
-    main = subprocess.Popen(command, env=_env(**{SLEEP_ENV: FIT_S}), cwd=root, stdout=subprocess.DEVNULL,
+    main = forked_cli.start(command, env=_env(**{SLEEP_ENV: FIT_S}), cwd=root, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     family: list[psutil.Process] = []
     try:

@@ -6,6 +6,8 @@ import sys
 
 from mlflow.tracking import MlflowClient
 
+import forked_cli
+
 from svmrepro.sweep.jobs import per_job
 
 
@@ -26,7 +28,7 @@ def test_a_key_of_one_algorithm_fails_only_the_jobs_of_the_others(tmp_path, stor
         "seed=0,1", "dataset.n_train=60", "dataset.n_test=40", f"tracking.uri={store_uri}",
         f"hydra.sweep.dir={tmp_path / 'sweep'}",
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = forked_cli.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     summary = done.stderr[done.stderr.index("svmrepro-run: 2 of 4 jobs failed"):].splitlines()

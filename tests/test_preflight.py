@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked_cli
 import pytest
 from omegaconf import OmegaConf, open_dict
 
@@ -140,7 +141,7 @@ def test_svmrepro_run_m_stops_before_its_first_job(folder):
     _edit(folder / EXPERIMENT_FILE, "{algorithm: svc_linear,", "{algorithm: svc_lineer,")
     _edit(folder / EXPERIMENT_FILE, 'algorithm.C: "1,10"', 'algorithm.C: "1,-10"')
     store = folder / "mlflow.db"
-    done = subprocess.run(
+    done = forked_cli.run(
         [sys.executable, "-m", "svmrepro", "-m", "--config-dir", str(folder / "conf"), "experiment=mine/fig1",
          f"tracking.uri=sqlite:///{store}", f"hydra.sweep.dir={folder / 'sweep'}"],
         capture_output=True, text=True, timeout=300, cwd=folder)

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import forked_cli
 import psutil
 import pytest
 from mlflow.tracking import MlflowClient
@@ -57,7 +58,7 @@ def test_the_head_listens_on_loopback_only(head):
 def _svmrepro(head, tmp_path, store, *arguments):
     command = [sys.executable, "-m", "svmrepro", *arguments, f"tracking.uri={store}",
                f"hydra.run.dir={tmp_path / 'run'}", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
-    done = subprocess.run(command, env=head.env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    done = forked_cli.run(command, env=head.env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 

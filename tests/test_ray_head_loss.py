@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 
+import forked_cli
 import psutil
 import pytest
 
@@ -101,7 +102,7 @@ RAY_PREFIX = re.compile(r"^(\x1b\[[\d;]*m)?\([^()]* pid=\d+[^()]*\)(\x1b\[0m)? ?
 def _lose_the_head(head, command: list[str], cwd) -> tuple[subprocess.Popen, list[str], float]:
     """Run ``command`` against ``head``, kill the head's whole process tree (GCS, raylet, its workers: its machine
     goes away) once the first fit is under way; the process, what it printed, and its seconds after the kill."""
-    run = subprocess.Popen(command, env=head.env, cwd=cwd, stdout=subprocess.PIPE,
+    run = forked_cli.start(command, env=head.env, cwd=cwd, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)  # the log, then the error line, in order
     lines = []
     for line in run.stdout:  # the experts of the first iteration were on ray: the fit is under way

@@ -15,6 +15,7 @@ import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+import forked_cli
 import numpy as np
 import pytest
 import sqlalchemy
@@ -96,7 +97,7 @@ def test_runs_logging_one_data_set_at_once_all_link_the_one_row(request, server)
 def _sweep(work, *arguments) -> subprocess.CompletedProcess:
     """``svmrepro-run -m`` of :data:`TINY` with ``arguments``, run in folder ``work``."""
     command = [sys.executable, "-m", "svmrepro", "-m", *TINY, *arguments]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=work)
+    return forked_cli.run(command, capture_output=True, text=True, timeout=300, cwd=work)
 
 
 def _result_runs(store: str, seed: int):
@@ -192,7 +193,7 @@ def test_identical_runs_started_at_once_on_a_server_fit_once(sqlite_server, tmp_
 
     url, _ = sqlite_server
     codes, outputs = identical_runs_at_once(tmp_path, url, 6, "seed=3", "label=at_once")
-    assert codes == [0] * 6, outputs
+    assert codes == [0] * 6, "\n=====\n".join(outputs)
     assert sum(" FINISHED: " in out for out in outputs) == 1, "\n=====\n".join(outputs)
     assert sum("skip: run" in out for out in outputs) == 5, outputs
     client = MlflowClient(url)

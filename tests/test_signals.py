@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import forked_cli
 import psutil
 import pytest
 from mlflow.tracking import MlflowClient
@@ -44,7 +45,7 @@ def _stop(root: Path, sig: int, to_group: bool, running: int, launcher: str = "p
     """Start the sweep, send ``sig`` once ``running`` runs are RUNNING; (result, processes it had)."""
     command = [arg.replace("hydra/launcher=parallel", f"hydra/launcher={launcher}")
                for arg in _sweep_command(root, "stopped") if launcher == "parallel" or "hydra.launcher." not in arg]
-    sweep = subprocess.Popen(command, env=_env(**{SLEEP_ENV: FIT_S}), cwd=root,
+    sweep = forked_cli.start(command, env=_env(**{SLEEP_ENV: FIT_S}), cwd=root,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
@@ -112,7 +113,7 @@ def test_sigterm_just_after_the_sweep_ended_exits_143_with_one_line(root, delay_
     a SIGTERM then is a stop like any other, not an exception the shutdown ignores (which exited 0).
     At once (issue 46, item 13), while the sweep run is being closed, the stop waits for it: the sweep run
     FINISHED, not left RUNNING for the next sweep to mark KILLED."""
-    sweep = subprocess.Popen(_sweep_command(root, "ended"), env=_env(), cwd=root, text=True,
+    sweep = forked_cli.start(_sweep_command(root, "ended"), env=_env(), cwd=root, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         for line in sweep.stdout:
@@ -322,7 +323,7 @@ def test_a_stop_of_svmrepro_reproduce_alone_stops_its_sweeps(root, sig):
     (root / "conf" / "experiment" / "mine" / "slow.yaml").write_text(SLOW_EXPERIMENT)
     command = [sys.executable, "-m", "svmrepro.reproduce", "--config-dir", str(root / "conf"), "--experiment",
                "mine/slow", "--tracking-uri", f"sqlite:///{root / 'mlflow.db'}", "--results-dir", str(root / "results")]
-    main = subprocess.Popen(command, env=_env(**{SLEEP_ENV: FIT_S}), cwd=root, stdout=subprocess.PIPE,
+    main = forked_cli.start(command, env=_env(**{SLEEP_ENV: FIT_S}), cwd=root, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120

@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import forked_cli
 import pytest
 from mlflow.tracking import MlflowClient
 from test_faults import SLEEP_ENV, _env
@@ -79,7 +80,7 @@ def test_sweeps_killed_at_random_and_started_at_once_lose_and_duplicate_nothing(
         name, before = f"attempt{attempts}", _finished(db)
         log = open(tmp_path / f"{name}.log", "w")
         command = _sweep(tmp_path, db, name, N_RUNS, "hydra/launcher=parallel", "hydra.launcher.n_jobs=2")
-        sweep = subprocess.Popen(command,
+        sweep = forked_cli.start(command,
                                  cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         # the first kill lands 0-1.5 s after the store's first file appeared (its creation takes
         # seconds), the others 0-3 s after the attempt's first run FINISHED
@@ -104,7 +105,7 @@ def test_sweeps_killed_at_random_and_started_at_once_lose_and_duplicate_nothing(
 
     # identical sweeps started at once on a new store, each in its own process
     fresh = tmp_path / "at_once" / "mlflow.db"
-    starts = [subprocess.Popen(_sweep(tmp_path, fresh, f"at_once{i}", AT_ONCE_RUNS), cwd=tmp_path, env=env,
+    starts = [forked_cli.start(_sweep(tmp_path, fresh, f"at_once{i}", AT_ONCE_RUNS), cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for i in range(N_AT_ONCE)]
     outputs = [p.communicate(timeout=300)[0] for p in starts]
     at_once = _audit(fresh, AT_ONCE_RUNS)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked_cli
 import pytest
 
 from svmrepro.bench import log_synthetic_runs
@@ -60,7 +61,7 @@ def test_a_damaged_store_is_refused_with_its_repair_and_left_as_it_is(damaged):
 
 def test_svmrepro_run_refuses_a_damaged_store_in_one_line(damaged, tmp_path):
     before = _digest(damaged)
-    done = subprocess.run([sys.executable, "-m", "svmrepro", "dataset=gaussian_clouds", "dataset.n_train=60",
+    done = forked_cli.run([sys.executable, "-m", "svmrepro", "dataset=gaussian_clouds", "dataset.n_train=60",
                            "dataset.n_test=50", "algorithm=svc_linear", f"tracking.uri=sqlite:///{damaged}",
                            f"hydra.run.dir={tmp_path / 'out'}"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr

@@ -5,6 +5,7 @@ an experiment or a run exists, so one bad value never poisons an experiment."""
 import subprocess
 import sys
 
+import forked_cli
 import pytest
 from mlflow.tracking import MlflowClient
 
@@ -14,7 +15,7 @@ UNUSABLE = "/proc/forbidden"  # no process may make a folder in /proc, root incl
 
 
 def _svmrepro_run(*overrides: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "svmrepro", "dataset=gaussian_clouds", "dataset.n_train=60",
+    return forked_cli.run([sys.executable, "-m", "svmrepro", "dataset=gaussian_clouds", "dataset.n_train=60",
                            "dataset.n_test=50", "algorithm=svc_linear", *overrides],
                           capture_output=True, text=True, timeout=300)
 

@@ -4,6 +4,7 @@ neither share a folder nor each other's parent run, progress or failures (issue 
 import subprocess
 import sys
 
+import forked_cli
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -55,7 +56,7 @@ def test_sweeps_started_in_the_same_second_each_keep_their_own_folder_and_runs(t
 
 def test_a_folder_named_on_the_command_line_is_taken_as_named(tmp_path, store_uri):
     for _ in range(2):  # twice into one folder, as Hydra does
-        done = subprocess.run([sys.executable, "-m", "svmrepro", "-m", "seed=0",
+        done = forked_cli.run([sys.executable, "-m", "svmrepro", "-m", "seed=0",
                                f"tracking.uri={store_uri}", f"hydra.sweep.dir={tmp_path / 'mine'}"],
                               cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import forked_cli
 import pytest
 
 # Hydra's grid expansion (private API), the reference ours must match
@@ -39,7 +40,7 @@ WITH_VALIDATION = ["dataset=covtype", "dataset.n_train=200", "dataset.n_val=100"
 def _sweep(tmp_path, name, *arguments):
     command = [sys.executable, "-m", "svmrepro", "-m", *arguments,
                f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.sweep.dir={tmp_path / name}"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    return forked_cli.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
 
 def _runs(tmp_path, experiment="adhoc"):

@@ -23,6 +23,7 @@ import uuid
 from unittest import mock
 from urllib.parse import quote, urlsplit
 
+import forked_cli
 import psutil
 import pytest
 from mlflow.tracking import MlflowClient
@@ -150,7 +151,7 @@ def _watched(command: list[str], cwd, console) -> tuple[int, str, list[str]]:
     """Run ``command``; (exit code, its stdout and stderr, the command lines of its descendants,
     read every 0.1 s while it ran)."""
     with open(console, "w+") as out:
-        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        process = forked_cli.start(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
         seen, deadline = set(), time.monotonic() + 300
         while process.poll() is None and time.monotonic() < deadline:
             for child in psutil.Process(process.pid).children(recursive=True):
@@ -216,7 +217,7 @@ def test_a_run_that_fails_unexpectedly_prints_its_error_without_the_password(tmp
         store = sqlalchemy_uri(database)
         command = [sys.executable, "-m", "svmrepro", "dataset.n_train=40", "algorithm=svc", "algorithm.kernel=precomputed",
                    f"tracking.uri={store}", f"hydra.run.dir={tmp_path / 'run'}"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        done = forked_cli.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 1, done.stderr[-3000:]
     assert done.stderr.splitlines()[-1].startswith("svmrepro-run: error: the run failed: ValueError: Precomputed matrix")
     assert "Error executing job" not in done.stderr and "ValueError" in done.stdout  # the traceback, logged

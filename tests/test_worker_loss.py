@@ -11,6 +11,7 @@ import threading
 import time
 
 import cloudpickle
+import forked_cli
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -173,7 +174,7 @@ def test_the_command_line_names_a_cluster_without_workers_in_one_line(tmp_path):
     with dask_processes(tmp_path, n_workers=1) as cluster:
         cluster.kill_all_workers()
         started = time.monotonic()
-        done = subprocess.run(
+        done = forked_cli.run(
             [sys.executable, "-m", "svmrepro", "algorithm=cross_training", "dataset.n_train=50", "seed=0",
              "parallel.backend=dask", f"parallel.address={cluster.address}", "parallel.timeout=2",
              f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path / 'out'}"],
