@@ -307,18 +307,21 @@ class Store:
         """The run ``run_id`` yields to now, and, when none, the milliseconds its run took to be seen (None
         if it is not seen yet: a store that lags, where it yields to none)."""
         # RUNNING before FINISHED: a run that ends between the two searches is then in the second
-        running = [run for run in self._runs_of_key(experiment_id, key, "RUNNING")
-                   if not process_gone(run.data.tags)]
+        order = self._running_in_order(experiment_id, key)
         finished = [run for run in self._runs_of_key(experiment_id, key, "FINISHED") if run.info.run_id != run_id]
         if finished:
             return finished[0], None
-        order = sorted(running, key=lambda run: (run.info.start_time, run.info.run_id))
         ids = [run.info.run_id for run in order]
         if run_id not in ids:  # our own run not visible yet: a store that lags; yield to none
             return None, None
         if ids[0] != run_id:
             return order[0], None
         return None, max(0.0, time.time() * 1000 - order[0].info.start_time)
+
+    def _running_in_order(self, experiment_id: str, key: str) -> list:
+        """The RUNNING runs of ``key`` whose process is alive, first the one asked for first (then by run id)."""
+        running = [run for run in self._runs_of_key(experiment_id, key, "RUNNING") if not process_gone(run.data.tags)]
+        return sorted(running, key=lambda run: (run.info.start_time, run.info.run_id))
 
     def wait_until_ended(self, run_id: str, poll_s: float = 1.0) -> Any:
         """Run ``run_id`` once it is no longer RUNNING (or its process, on this host, is gone). A run deleted
@@ -327,8 +330,7 @@ class Store:
         while True:
             run = retry_locked(lambda: self.client.get_run(run_id))
             if run.info.lifecycle_stage == "deleted" and (key := run.data.tags.get(RUN_KEY_TAG)):
-                running = sorted((r for r in self._runs_of_key(run.info.experiment_id, key, "RUNNING")
-                                  if not process_gone(r.data.tags)), key=lambda r: (r.info.start_time, r.info.run_id))
+                running = self._running_in_order(run.info.experiment_id, key)
                 # searched after RUNNING: a run that ends between the two searches is in this one
                 finished = self._runs_of_key(run.info.experiment_id, key, "FINISHED", max_results=1)
                 following = (finished or running or [None])[0]
