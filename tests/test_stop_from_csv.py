@@ -32,3 +32,33 @@ def test_ctrl_c_during_a_rebuild_from_csv_is_the_stop_line(tmp_path, delay):
     assert process.returncode in (130, -signal.SIGINT), (process.returncode, err[-3000:])
     assert lines == ["svmrepro-reproduce: stopped by SIGINT"], err[-3000:]
     assert not list(results.rglob("*.tmp"))  # every page is written whole or not at all (svmrepro.writing)
+
+
+SWALLOWED = """
+import os, signal, sys, time
+from svmrepro import reproduce
+
+class Finalized:
+    def __del__(self):  # the stop lands here, where Python can only print it and go on
+        os.kill(os.getpid(), signal.SIGINT)
+        sum(range(200000))
+
+def command(argv):
+    Finalized()
+    for _ in range(300):
+        time.sleep(0.01)
+    print("ran on")
+    return 0
+
+reproduce.reproduce_command = command
+sys.exit(reproduce.main([]))
+"""
+
+
+def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_svmrepro_reproduce(tmp_path):
+    """The stop at 2.0 s above once landed in a compiled library's callback ("Exception ignored in: 'cls_name'",
+    KeyboardInterrupt's traceback, the rebuild going on): raised again in the main thread, it is the stop."""
+    done = subprocess.run([sys.executable, "-c", SWALLOWED], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "ran on" not in done.stdout
+    assert done.returncode in (130, -signal.SIGINT), done.stderr[-3000:]
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]

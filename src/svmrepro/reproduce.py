@@ -43,6 +43,7 @@ from svmrepro.stop_line import one_line_stop  # first: a Ctrl-C during the slow 
 
 one_line_stop("svmrepro-reproduce", __name__)
 
+import _thread
 import argparse
 import copy
 import hashlib
@@ -53,6 +54,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -704,6 +706,7 @@ def main(argv: list[str] | None = None) -> int:
     line and 143. Either stops the sweeps' process first (:func:`run_sweeps`)."""
     _STOPS.clear()
     previous = {sig: signal.signal(sig, _record_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    unraisable, sys.unraisablehook = sys.unraisablehook, _stop_again(sys.unraisablehook)
     try:
         with composition_cache():
             return reproduce_command(argv)
@@ -717,8 +720,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = unraisable
 
 
+#: seconds after which a stop raised where it could not pass is given again (:func:`_stop_again`)
+RESTOP_S = 0.05
 #: the Ctrl-Cs and SIGTERMs this process received (:func:`_record_stop`)
 _STOPS: list[int] = []
 
@@ -729,6 +735,23 @@ def _record_stop(signum: int, frame) -> None:
     (:func:`stop_if_stopped`)."""
     _STOPS.append(signum)
     raise KeyboardInterrupt
+
+
+def _stop_again(hook):
+    """``sys.unraisablehook``: a stop that :func:`_record_stop` raised where no exception can pass (a finalizer, a
+    callback of a compiled library: "Exception ignored in ...", and the rebuild ran on) is raised again in the main
+    thread once this hook has returned: the signal is given again by a timer's thread :data:`RESTOP_S` later (given
+    at once, its handler would raise inside this hook, where it is ignored too); any other unraisable exception
+    goes to ``hook``."""
+    def handle(unraisable) -> None:
+        if _STOPS and isinstance(unraisable.exc_value, KeyboardInterrupt):
+            timer = threading.Timer(RESTOP_S, _thread.interrupt_main, args=(_STOPS[-1],))
+            timer.daemon = True
+            timer.start()
+            return
+        hook(unraisable)
+
+    return handle
 
 
 def interruption(exc: BaseException | None) -> KeyboardInterrupt | None:
