@@ -110,8 +110,8 @@ def _fresh_signals(ignored: list[int]) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
-def _become(request: dict, fds: list[int]) -> tuple[str, list[str]]:
-    """In the child: take the request's descriptors, folder, environment, session and argv."""
+def _become(request: dict, fds: list[int]) -> str:
+    """In the child: take the request's descriptors, folder, environment, session and argv; the module to run."""
     if request["setsid"]:
         os.setsid()
     for target, fd in enumerate(fds):
@@ -126,10 +126,10 @@ def _become(request: dict, fds: list[int]) -> tuple[str, list[str]]:
     # what -m puts first, then PYTHONPATH's folders, then the interpreter's own (site-packages...)
     sys.path[:] = [os.getcwd(), *_python_path(request["env"], os.getcwd()), *_BASE_PATH]
     _fresh_signals(request["ignored"])
-    return request["module"], request["args"]
+    return request["module"]
 
 
-def serve(path: str) -> tuple[str, list[str]]:
+def serve(path: str) -> str:
     """Answer requests on the Unix socket ``path`` until its client goes: each a child that returns from here
     (in the child only) to run its module; the server and its waiters never return."""
     global _BASE_PATH
@@ -376,5 +376,4 @@ def run(command, *, input=None, capture_output: bool = False, stdout=None, stder
 if __name__ == "__main__":
     import runpy
 
-    _module, _ = serve(sys.argv[1])
-    runpy.run_module(_module, run_name="__main__", alter_sys=True)
+    runpy.run_module(serve(sys.argv[1]), run_name="__main__", alter_sys=True)
