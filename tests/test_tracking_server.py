@@ -223,3 +223,21 @@ def test_a_run_that_fails_unexpectedly_prints_its_error_without_the_password(tmp
     assert "Error executing job" not in done.stderr and "ValueError" in done.stdout  # the traceback, logged
     for text in [done.stdout, done.stderr, *(p.read_text() for p in tmp_path.rglob("*") if p.is_file())]:
         assert password not in text
+
+
+def test_a_test_database_is_dropped_though_a_connection_of_ours_is_still_open_on_it():
+    """new_database's drop ends our role's connections itself (a plain DROP, which also ends an autovacuum
+    worker, where ``WITH (FORCE)`` refused one on CI's PostgreSQL 15), so a left-open engine does not leak it."""
+    psycopg2 = pytest.importorskip("psycopg2")
+    with new_database() as uri:
+        name = urlsplit(uri).path.lstrip("/")
+        left_open = psycopg2.connect(uri)
+    try:
+        with contextlib.closing(psycopg2.connect(POSTGRES_URI)) as admin, admin.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (name,))
+            assert cursor.fetchone() == (0,)
+        with pytest.raises(psycopg2.OperationalError):  # ended by the drop
+            with left_open.cursor() as cursor:
+                cursor.execute("SELECT 1")
+    finally:
+        left_open.close()
