@@ -1,11 +1,13 @@
 """Every experiment, shrunk by its ``smoke:`` overrides, runs its whole sweep and builds its output."""
 
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from omegaconf import OmegaConf
 
 from svmrepro.compose import compose_config, experiments
+from svmrepro.data import covtype
 from svmrepro.report import build_output
 from svmrepro.report.runs import runs_from_mlflow
 from svmrepro.report.spec import spec_from_config
@@ -13,6 +15,29 @@ from svmrepro.runner import run
 from svmrepro.sweep.jobs import JobComposer, sweep_jobs
 
 CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def covtype_cache_read_once():
+    """covtype's cache file, read and hashed once for this module's jobs (about 0.5 s a job, 70 jobs) rather than
+    for each: the same file (its path, size and time) gives the table it gave, read-only, so no job can change it
+    for the next. Every run outside this module reads and verifies it, and tests/data/test_covtype.py tests that
+    verification."""
+    read, kept = covtype.cached_table, {}
+
+    def once(cache: Path):
+        stat = cache.stat()
+        key = (cache, stat.st_size, stat.st_mtime_ns)
+        if key not in kept:
+            table = read(cache)
+            if table is None:  # not the verified table: the loader rebuilds it, as without this fixture
+                return None
+            table.flags.writeable = False
+            kept[key] = table
+        return kept[key]
+
+    with mock.patch.object(covtype, "cached_table", once):
+        yield
 
 
 @pytest.mark.parametrize("experiment", experiments())
