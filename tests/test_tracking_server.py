@@ -227,7 +227,8 @@ def test_a_run_that_fails_unexpectedly_prints_its_error_without_the_password(tmp
 
 def test_a_test_database_is_dropped_though_a_connection_of_ours_is_still_open_on_it():
     """new_database's drop ends our role's connections itself (a plain DROP, which also ends an autovacuum
-    worker, where ``WITH (FORCE)`` refused one on CI's PostgreSQL 15), so a left-open engine does not leak it."""
+    worker, where ``WITH (FORCE)`` refused one on CI's PostgreSQL 15): a connection left open does not keep
+    the database."""
     psycopg2 = pytest.importorskip("psycopg2")
     with new_database() as uri:
         name = urlsplit(uri).path.lstrip("/")

@@ -53,21 +53,21 @@ def new_database():
 
 def _drop(admin, name: str) -> None:
     """Drops a test's database, ending first the connections our role left on it. Not ``WITH (FORCE)``: on
-    PostgreSQL 15 (the one .ci/run installs) it refuses ("must be a member of the role whose process is being terminated") when an
-    autovacuum worker, which has no role, is in the database, as after MLflow's migrations; a plain DROP ends
-    autovacuum workers itself and waits up to 5 s for the connections it cannot end."""
-    psycopg2 = pytest.importorskip("psycopg2")
+    PostgreSQL 15 (the one .ci/run installs) it refuses ("must be a member of the role whose process is being
+    terminated") when an autovacuum worker, which has no role, is in the database, as after MLflow's migrations;
+    a plain DROP ends autovacuum workers itself and waits up to 5 s for the connections it cannot end."""
+    from psycopg2.errors import ObjectInUse  # new_database has imported psycopg2
+
+    deadline = time.monotonic() + DROP_TIMEOUT_S
     with admin.cursor() as cursor:
-        cursor.execute(_END_OUR_CONNECTIONS, (name,))
-        deadline = time.monotonic() + DROP_TIMEOUT_S
         while True:
+            cursor.execute(_END_OUR_CONNECTIONS, (name,))
             try:
                 cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
                 return
-            except psycopg2.errors.ObjectInUse:  # a connection that was ending, or one opened since
+            except ObjectInUse:  # a connection that was ending, or one opened since
                 if time.monotonic() > deadline:
                     raise
-                cursor.execute(_END_OUR_CONNECTIONS, (name,))
 
 
 def sqlalchemy_uri(database: str) -> str:
