@@ -7,7 +7,9 @@ arguments of :func:`subprocess.run` and :class:`subprocess.Popen`, and start ``[
 at the first call, that imported those libraries once (:data:`PRELOAD`, never svmrepro's own modules). The child
 is then what ``python -m`` would be from that point on:
 
-- its own process (its pid, which the caller may signal; a session of its own with ``start_new_session``);
+- its own process (its pid, which the caller may signal and which, once the command ended, names a zombie until
+  the caller's ``poll`` or ``wait`` has seen it end, as a Popen's does; a session of its own with
+  ``start_new_session``);
 - the caller's standard input, output and error (file descriptors passed over a Unix socket), folder and
   environment (``os.environ`` replaced whole, ``PYTHONPATH`` applied to ``sys.path``), ``sys.argv`` and
   ``sys.path[0]`` as ``-m`` sets them;
@@ -154,7 +156,7 @@ def serve(path: str) -> str:
         if os.fork():
             conn.close()
             continue
-        # a waiter: starts the child, tells its pid, waits for it and tells how it ended
+        # a waiter: starts the child, tells its pid, waits for it, tells how it ended, and reaps it once told
         listener.close()
         try:
             request, fds = _recv(conn)
@@ -171,12 +173,16 @@ def serve(path: str) -> str:
             conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
         except OSError:
             pass
-        _, status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
+        # ended, but left a zombie, as a Popen's child is until its parent polls: its pid names it (psutil,
+        # os.kill) until the caller has read how it ended and let go of the connection
+        ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        code = ended.si_status if ended.si_code == os.CLD_EXITED else -ended.si_status
         try:
             conn.sendall(json.dumps({"returncode": code}).encode() + b"\n")
+            conn.recv(1)  # the caller's close
         except OSError:
             pass
+        os.waitpid(pid, 0)
         os._exit(0)
 
 

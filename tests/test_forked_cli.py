@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import forked_cli
+import psutil
 import pytest
 from test_faults import SLEEP_ENV, _env
 
@@ -128,3 +129,29 @@ def test_a_server_started_while_a_test_s_pythonpath_holds_a_sitecustomize_does_n
     monkeypatch.delenv("PYTHONPATH")
     done = forked_cli.run([sys.executable, "-m", "svmrepro", "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0 and not marker.exists()
+
+
+def _a_zombie(pid: int) -> bool:
+    """Whether ``pid`` names a process that ended and was not reaped (False once no process has it)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize("start", [subprocess.Popen, forked_cli.start], ids=["real", "forked"])
+def test_an_ended_command_s_pid_names_its_zombie_until_it_is_polled(start, tmp_path):
+    """A test may look at a command's process (psutil) while its poll() says it runs: the pid of a command that has
+    just ended must still name it, a zombie, until poll() has seen the end, as a Popen's child is until reaped."""
+    process = start([sys.executable, "-m", "svmrepro", "--help"], stdout=subprocess.DEVNULL, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while psutil.Process(process.pid).status() != psutil.STATUS_ZOMBIE:  # NoSuchProcess: reaped unpolled
+        assert time.monotonic() < deadline, "the command did not end"
+        time.sleep(0.05)
+    time.sleep(0.5)  # a waiter that reaps at the end would have by now
+    assert _a_zombie(process.pid)
+    assert process.poll() == 0
+    deadline = time.monotonic() + 10
+    while _a_zombie(process.pid):
+        assert time.monotonic() < deadline, "polled, the pid still names a zombie"
+        time.sleep(0.05)
