@@ -193,9 +193,10 @@ def test_identical_runs_started_at_once_on_a_server_fit_once(sqlite_server, tmp_
 
     url, _ = sqlite_server
     codes, outputs = identical_runs_at_once(tmp_path, url, 6, "seed=3", "label=at_once")
-    assert codes == [0] * 6, "\n=====\n".join(outputs)
-    assert sum(" FINISHED: " in out for out in outputs) == 1, "\n=====\n".join(outputs)
-    assert sum("skip: run" in out for out in outputs) == 5, outputs
+    shown = "\n=====\n".join(outputs)  # each process's output, one after another
+    assert codes == [0] * 6, shown
+    assert sum(" FINISHED: " in out for out in outputs) == 1, shown
+    assert sum("skip: run" in out for out in outputs) == 5, shown
     client = MlflowClient(url)
     runs = client.search_runs([client.get_experiment_by_name("adhoc").experiment_id],
                               filter_string="tags.label = 'at_once'")
