@@ -10,7 +10,10 @@ oneDAL by its thunder working sets, so the two duals agree to about ``tol``, not
 vector whose alpha is that close to 0 may be in one and not the other. Measured on this data, every
 #SV is equal and every test error is equal but the mixture's; the margins (2 SVs, 10 of 2000 test
 points) leave room for another BLAS. The mixture trains its gater on the experts' outputs by SGD and
-reassigns rows from them, so a 1e-3 difference moves whole rows: 4 SVs and 40 test points.
+reassigns rows from them, so a 1e-3 difference moves whole rows, and how many depends on the CPU (oneDAL's
+and OpenBLAS's kernels differ between AVX-512 and AVX2). A margin of 4 SVs, set on an Intel Xeon (AVX-512),
+failed on an AMD EPYC (AVX2): 163 SVs against LIBSVM's 172, test errors 0.041 and 0.0465. Its margins are
+10 % of its #SV (17) and 40 test points.
 """
 
 import logging
@@ -52,7 +55,7 @@ META = {
     "cross_training": (lambda svm: CrossTrainingSVC(svm, random_state=0), X, y, X_TEST, Y_TEST, 2, 0.005),
     "bagged_first_stage": (lambda svm: BaggedFirstStageSVC(svm, random_state=0), X, y, X_TEST, Y_TEST, 2, 0.005),
     "edited": (lambda svm: EditedSVC(WilsonEdit(), svm), X, y, X_TEST, Y_TEST, 2, 0.005),
-    "mixture": (lambda svm: GatedSVMMixture(svm, random_state=0), X, y, X_TEST, Y_TEST, 4, 0.02),
+    "mixture": (lambda svm: GatedSVMMixture(svm, random_state=0), X, y, X_TEST, Y_TEST, 17, 0.02),
     "potential_sv": (PotentialSVClassifier, X_SEP, Y_SEP, X_SEP, Y_SEP, 2, 0.005),
 }
 
