@@ -152,3 +152,25 @@ def test_a_keyed_png_names_its_key_in_a_text_chunk(tmp_path):
     plot(summarise(RUNS, SPEC), None, SPEC, path)
     with Image.open(path) as image:
         assert len(image.info[KEY]) == 64 and os.path.getsize(path) > 1000
+
+
+def test_floats_that_differ_in_their_last_bits_as_between_two_cpus_give_one_key_and_a_visible_difference_another():
+    """The same runs give floats that differ in their last bits on another CPU (numpy's and OpenBLAS's AVX2 and
+    AVX-512 kernels round differently): a committed figure drawn on one machine is current on the other. A
+    difference a figure could show (a relative 1e-6) still draws it again."""
+    import numpy as np
+
+    values = np.array([1.0247205910013664, -0.5517042665363825, 2.5998666627686218e-5, 0.0, np.inf, np.nan])
+    other_cpu = np.nextafter(np.nextafter(values, np.inf), np.inf)  # two units in the last place up, as seen
+    visible = values * (1 + 1e-6)
+    table = RUNS.assign(**{"metrics.test_error": RUNS["metrics.test_error"] + 1e-17})
+    nested = {"rows": [(float(values[0]), {"low": float(values[1])})], "value": np.float64(values[2])}
+    nested_other = {"rows": [(float(other_cpu[0]), {"low": float(other_cpu[1])})], "value": np.float64(other_cpu[2])}
+    assert figure_key(values) == figure_key(other_cpu) != figure_key(visible)
+    assert figure_key(pd.Series(values)) == figure_key(pd.Series(other_cpu)) != figure_key(pd.Series(visible))
+    assert figure_key(RUNS) == figure_key(table) != figure_key(RUNS.assign(**{"metrics.test_error": 1.0}))
+    assert figure_key(nested) == figure_key(nested_other)
+    assert figure_key(Holder(float(values[0]))) == figure_key(Holder(float(other_cpu[0])))
+    assert figure_key(Holder(float(values[0]))) != figure_key(Holder(float(visible[0])))
+    assert figure_key(float(values[1])) == figure_key(float(other_cpu[1])) != figure_key(float(visible[1]))
+    assert figure_key(values.astype(np.float32)) != figure_key(values)  # the dtype is part of what is drawn
