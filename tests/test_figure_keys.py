@@ -163,7 +163,7 @@ def test_floats_that_differ_in_their_last_bits_as_between_two_cpus_give_one_key_
     values = np.array([1.0247205910013664, -0.5517042665363825, 2.5998666627686218e-5, 0.0, np.inf, np.nan])
     other_cpu = np.nextafter(np.nextafter(values, np.inf), np.inf)  # two units in the last place up, as seen
     visible = values * (1 + 1e-6)
-    table = RUNS.assign(**{"metrics.test_error": RUNS["metrics.test_error"] + 1e-17})
+    table = RUNS.assign(**{"metrics.test_error": np.nextafter(RUNS["metrics.test_error"], np.inf)})
     nested = {"rows": [(float(values[0]), {"low": float(values[1])})], "value": np.float64(values[2])}
     nested_other = {"rows": [(float(other_cpu[0]), {"low": float(other_cpu[1])})], "value": np.float64(other_cpu[2])}
     assert figure_key(values) == figure_key(other_cpu) != figure_key(visible)

@@ -70,7 +70,7 @@ def _kept(values: np.ndarray) -> np.ndarray:
 
 
 def _floats_kept(part: object) -> object:
-    """``part`` with every float in it (a scalar, or nested in a list, tuple or mapping) passed through :func:`_kept`."""
+    """``part`` with every float in it (a scalar, or one nested in lists, tuples and mappings) as :func:`_kept`."""
     if isinstance(part, (float, np.floating)):
         return _kept(np.float64(part)).item()
     if isinstance(part, Mapping):
