@@ -1,5 +1,8 @@
+import fcntl
+import json
 import os
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,14 +25,17 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def empty_store(tmp_path_factory) -> Path:
-    """An empty embedded MLflow store at this MLflow's schema, made once per test process: MLflow builds a new
-    SQLite store in seconds (its tables, then each of its migrations), which every test needing a store of its
-    own would otherwise wait for."""
+    """An empty embedded MLflow store at this MLflow's schema, made once for the run's test processes
+    (:func:`made_once`): MLflow builds a new SQLite store in seconds (its tables, then each of its migrations),
+    which every test needing a store of its own would otherwise wait for. Only read: tests copy it
+    (tests/stores.py)."""
     from svmrepro.store import ensure_store
 
-    path = tmp_path_factory.mktemp("empty_store") / "mlflow.db"
-    ensure_store(f"sqlite:///{path}")
-    return path
+    def make(folder: Path) -> str:
+        ensure_store(f"sqlite:///{folder / 'mlflow.db'}")
+        return str(folder / "mlflow.db")
+
+    return Path(made_once(tmp_path_factory, "empty_store", make))
 
 
 @pytest.fixture
@@ -60,14 +66,31 @@ def own_timing_lock(tmp_path_factory):
     os.environ[LOCK_ENV] = str(tmp_path_factory.mktemp("timing") / "timing.lock")
 
 
+def made_once(tmp_path_factory, name: str, make):
+    """What ``make(folder)`` returned (kept as JSON), made once for the whole run: pytest-xdist's workers share
+    the folder above their own temporary folders, and the first of them to need it makes it in a new folder
+    there while the others wait on a lock, then read it. A make that failed is made again by the next."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    record = root / f"{name}.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.is_file():
+            record.write_text(json.dumps(make(Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root)))))
+        return json.loads(record.read_text())
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
     """The wheel of this checkout and what its build printed, built once for every test that reads or
-    installs it (tests/installed_wheel.py)."""
-    return build_wheel(tmp_path_factory.mktemp("wheel"))
+    installs it (tests/installed_wheel.py), in any of the run's test processes."""
+    wheel, printed = made_once(tmp_path_factory, "wheel", lambda folder: [str(p) for p in build_wheel(folder)])
+    return Path(wheel), printed
 
 
 @pytest.fixture(scope="session")
 def venv(built, tmp_path_factory):
-    """The bin folder of a fresh virtualenv with the wheel of this checkout installed."""
-    return install_wheel(built[0], tmp_path_factory.mktemp("venv"))
+    """The bin folder of a fresh virtualenv with the wheel of this checkout installed, one for the run's test
+    processes: the tests only read it (tests/test_own_study.py checks that a command leaves its package as it
+    was)."""
+    return Path(made_once(tmp_path_factory, "venv", lambda folder: str(install_wheel(built[0], folder))))

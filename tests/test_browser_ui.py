@@ -23,6 +23,7 @@ import pytest
 from mlflow import MlflowClient
 from PIL import Image
 from playwright.sync_api import sync_playwright
+from stores import copy_store
 
 from svmrepro.reproduce import main as reproduce
 from test_ui import EXPERIMENT, OUTPUT, SMALL, STARTUP_S, _free_port
@@ -59,13 +60,13 @@ def _start_ui(root: Path, uri: str) -> tuple[subprocess.Popen, str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def ui(tmp_path_factory):
+def ui(tmp_path_factory, empty_store):
     """A 2-job sweep (``svmrepro-run -m``), its output built and logged by svmrepro-reproduce, and
     ``svmrepro-ui`` over the store; yields its URL, the experiment's id, its runs by kind (sweep,
     result, report), the folder of the built output, the store's URI, the lines svmrepro-ui printed
     and its process. At the end it is stopped by SIGTERM, as a stop ends it: its server first."""
     root = tmp_path_factory.mktemp("browser")
-    uri = f"sqlite:///{root / 'mlflow.db'}"
+    uri = copy_store(empty_store, root / "mlflow.db")
     sweep = [str(Path(sys.executable).with_name("svmrepro-run")), "-m", "--quiet", f"experiment={EXPERIMENT}",
              "mode=quick", f"tracking.uri={uri}", *SMALL]
     done = subprocess.run(sweep, check=False, cwd=root, capture_output=True, text=True, timeout=600)

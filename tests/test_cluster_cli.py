@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from clusters import dask_processes
+from stores import copy_store
 from svmrepro.compose import compose_config
 from svmrepro.sweep.jobs import sweep_jobs
 from svmrepro.identity import config_hash
@@ -47,14 +48,14 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def dask_runs(cluster, tmp_path_factory):
+def dask_runs(cluster, tmp_path_factory, empty_store):
     """The experiment's runs, made by ``svmrepro-run -m ... parallel.backend=dask parallel.address=...``."""
     root = tmp_path_factory.mktemp("cli")
     experiment = root / "conf" / "experiment" / f"{EXPERIMENT}.yaml"
     experiment.parent.mkdir(parents=True)
     sweep = [{"algorithm": name, **shrink} for name, shrink in ALGORITHMS.items()]
     experiment.write_text("# @package _global_\n" + yaml.safe_dump({**_nested(DATA), "sweep": {"quick": sweep}}))
-    store = f"sqlite:///{root / 'mlflow.db'}"
+    store = copy_store(empty_store, root / "mlflow.db")
     command = [sys.executable, "-m", "svmrepro", "-m", "--config-dir", str(root / "conf"), f"experiment={EXPERIMENT}",
                "algorithm.n_jobs=2", "parallel.backend=dask", f"parallel.address={cluster.address}",
                f"tracking.uri={store}", f"hydra.sweep.dir={root / 'multirun'}"]

@@ -15,17 +15,18 @@ from pathlib import Path
 import forked_cli
 import psutil
 import pytest
-from test_faults import SLEEP_ENV, _env
+from test_faults import SLEEP_ENV, _env, _status_counts
 
 TINY = ["dataset=gaussian_clouds", "dataset.n_train=40", "dataset.n_test=40", "algorithm=svc_linear"]
 
 
 def _both(args, tmp_path, **kwargs) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
-    real = subprocess.run([sys.executable, "-m", "svmrepro", *args], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path, **kwargs)
-    forked = forked_cli.run([sys.executable, "-m", "svmrepro", *args], capture_output=True, text=True, timeout=300,
-                            cwd=tmp_path, **kwargs)
-    return real, forked
+    """The command run each way, the two at once."""
+    command = [sys.executable, "-m", "svmrepro", *args]
+    real = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, **kwargs)
+    forked = forked_cli.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, **kwargs)
+    out, err = real.communicate(timeout=300)
+    return subprocess.CompletedProcess(command, real.returncode, out, err), forked
 
 
 @pytest.mark.parametrize("args", [
@@ -63,23 +64,30 @@ def test_a_forked_run_is_the_real_run_s_identity_and_sees_its_folder_and_environ
 
 
 def test_sigterm_ends_a_forked_run_with_the_real_run_s_line_and_exit_code(tmp_path):
-    """A run whose fit sleeps, stopped by SIGTERM mid-fit, each way: exit code 143 and the same stop line;
-    ``PYTHONPATH`` (tests/, where the estimator is) is applied in the fork as the interpreter applies it."""
+    """A run whose fit sleeps, stopped by SIGTERM mid-fit, each way (the two at once, each in its own store):
+    exit code 143 and the same stop line; ``PYTHONPATH`` (tests/, where the estimator is) is applied in the fork
+    as the interpreter applies it."""
     (tmp_path / "conf" / "algorithm").mkdir(parents=True)
     (tmp_path / "conf" / "algorithm" / "faulty.yaml").write_text("_target_: test_faults.FaultyClassifier\n")
     env = _env(**{SLEEP_ENV: "30"})
-    ends = []
+    processes = {}
     for way, start in (("real", subprocess.Popen), ("forked", forked_cli.start)):
         args = [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "algorithm=faulty", "dataset.n_train=40",
                 "dataset.n_test=40", f"tracking.uri=sqlite:///{tmp_path / way / 'mlflow.db'}",
                 f"hydra.run.dir={tmp_path / way / 'run'}"]
         command = [sys.executable, "-m", "svmrepro", *args]
-        process = start(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (tmp_path / way / "mlflow.db").is_file():
+        processes[way] = start(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    deadline = time.monotonic() + 120
+    for way, process in processes.items():
+        while not _status_counts(tmp_path / way / "mlflow.db")["RUNNING"]:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, f"the {way} run did not start in time"
             time.sleep(0.1)
-        time.sleep(4)  # the store made, the run started: inside the fit's sleep
+        time.sleep(1)  # the run RUNNING, its 40 rows read: inside the fit's 30 s sleep
         process.send_signal(signal.SIGTERM)
+    ends = []
+    for process in processes.values():
         out, err = process.communicate(timeout=120)
         ends.append((process.returncode, err.strip().splitlines()[-1:]))
     assert ends[0] == ends[1] and ends[0][0] == 128 + signal.SIGTERM, ends

@@ -14,6 +14,7 @@ import pytest
 from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
+from stores import copy_store
 
 from svmrepro.environment import git_source
 from svmrepro.identity import config_hash, identity_config
@@ -289,11 +290,11 @@ def test_a_sweep_marks_its_runs_whose_process_was_killed_as_it_ends(store_uri):
     assert _run_of(store_uri, alive).info.status == "RUNNING"
 
 
-def test_a_sweep_nests_its_runs_under_a_parent_run_that_says_what_it_ran(tmp_path):
+def test_a_sweep_nests_its_runs_under_a_parent_run_that_says_what_it_ran(tmp_path, empty_store):
     """svmrepro-run -m with joblib workers (other processes): the jobs find the parent run in the sweep
     folder; it holds the sweep's params, its jobs' counts and a summary. Run again, every job is
     skipped: no second parent is left (it is deleted as the sweep ends), the first is unchanged."""
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = copy_store(empty_store, tmp_path / "mlflow.db")
     command = [str(Path(sys.executable).with_name("svmrepro-run")), "-m", "--quiet",
                "experiment=cross_training/fig3_baseline", "mode=quick", f"tracking.uri={uri}",
                "dataset.n_train=120,160", "dataset.n_test=200", "seed=0", "selection.cv.n_splits=2",

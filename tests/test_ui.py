@@ -18,6 +18,7 @@ import pytest
 import requests
 from mlflow import MlflowClient
 from mlflow.entities import ViewType
+from stores import copy_store
 
 from svmrepro.compose import compose_config, compose_run
 from svmrepro.sweep.jobs import sweep_jobs
@@ -39,12 +40,11 @@ STARTUP_S = 120
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    """A new SQLite store, its schema made before the server and the runs open it concurrently."""
+def store(tmp_path_factory, empty_store):
+    """A new SQLite store (a copy of the empty one), its schema there before the server and the runs open it
+    concurrently."""
     root = tmp_path_factory.mktemp("ui")
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    MlflowClient(uri).search_experiments()
-    return root, uri
+    return root, copy_store(empty_store, root / "mlflow.db")
 
 
 def _free_port() -> int:
