@@ -24,8 +24,13 @@ def _both(args, tmp_path, **kwargs) -> tuple[subprocess.CompletedProcess, subpro
     """The command run each way, the two at once."""
     command = [sys.executable, "-m", "svmrepro", *args]
     real = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, **kwargs)
-    forked = forked_cli.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, **kwargs)
-    out, err = real.communicate(timeout=300)
+    with real:  # killed if the forked one or its own wait fails, as subprocess.run kills on its timeout
+        try:
+            forked = forked_cli.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, **kwargs)
+            out, err = real.communicate(timeout=300)
+        except BaseException:
+            real.kill()
+            raise
     return subprocess.CompletedProcess(command, real.returncode, out, err), forked
 
 
