@@ -15,7 +15,6 @@ import sys
 import forked_cli
 import pytest
 from mlflow.tracking import MlflowClient
-from stores import copy_store
 
 from svmrepro.store import ERROR_MESSAGE_TAG, SWEEP_KIND, KIND_TAG
 
@@ -41,8 +40,8 @@ def _summary(stderr):
 
 
 @pytest.mark.parametrize("launcher", ["basic", "parallel"])
-def test_each_failed_job_keeps_its_reason_recorded_and_printed(tmp_path, launcher, empty_store):
-    copy_store(empty_store, tmp_path / "mlflow.db")
+@pytest.mark.usefixtures("store_uri")  # the store at tmp_path / mlflow.db, made: not what is tested
+def test_each_failed_job_keeps_its_reason_recorded_and_printed(tmp_path, launcher):
     empty = tmp_path / "no_data"
     empty.mkdir()
     offline = {"SVMREPRO_OFFLINE": "1", "SVMREPRO_DATA": str(empty), "SVMREPRO_SHARED_DATA": str(empty)}
@@ -65,8 +64,8 @@ def test_each_failed_job_keeps_its_reason_recorded_and_printed(tmp_path, launche
     assert open(kept).read().splitlines() == [recorded[job] for job in range(4)]
 
 
-def test_a_bad_value_stops_the_sweep_before_any_job_in_one_line(tmp_path, empty_store):
-    copy_store(empty_store, tmp_path / "mlflow.db")
+@pytest.mark.usefixtures("store_uri")
+def test_a_bad_value_stops_the_sweep_before_any_job_in_one_line(tmp_path):
     done, sweep_dir = _sweep(tmp_path, *TABLE1_BAD_VALUE)
     assert done.returncode == 2, done.stderr[-3000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("svmrepro-run: error:")]

@@ -13,7 +13,6 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from clusters import ray_head, ray_launcher_path
-from stores import copy_store
 from svmrepro.compose import compose_config
 from svmrepro.runner import FINISHED, run
 
@@ -85,11 +84,10 @@ def test_sub_svms_on_a_running_ray_head_give_the_loky_runs_model(head, tmp_path)
         assert on_ray.data.metrics[metric] == loky.metrics[metric], metric
 
 
-def test_a_ray_cluster_sweep_joins_the_running_head(head, tmp_path, empty_store):
-    store = copy_store(empty_store, tmp_path / "mlflow.db")
-    done = _svmrepro(head, tmp_path, store, "-m", "hydra/launcher=ray_cluster",
+def test_a_ray_cluster_sweep_joins_the_running_head(head, tmp_path, store_uri):
+    done = _svmrepro(head, tmp_path, store_uri, "-m", "hydra/launcher=ray_cluster",
                      f"hydra.launcher.ray.init.address={head.address}", *ROWS, "algorithm=svc_linear", "seed=1,2")
     assert f"Connecting to existing Ray cluster at address: {head.address}" in done.stderr
-    runs = _runs(store)
+    runs = _runs(store_uri)
     assert sorted(r.data.params["seed"] for r in runs) == ["1", "2"]
     assert {r.info.status for r in runs} == {"FINISHED"}

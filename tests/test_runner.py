@@ -14,7 +14,6 @@ import pytest
 from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
-from stores import copy_store
 
 from svmrepro.environment import git_source
 from svmrepro.identity import config_hash, identity_config
@@ -290,19 +289,18 @@ def test_a_sweep_marks_its_runs_whose_process_was_killed_as_it_ends(store_uri):
     assert _run_of(store_uri, alive).info.status == "RUNNING"
 
 
-def test_a_sweep_nests_its_runs_under_a_parent_run_that_says_what_it_ran(tmp_path, empty_store):
+def test_a_sweep_nests_its_runs_under_a_parent_run_that_says_what_it_ran(tmp_path, store_uri):
     """svmrepro-run -m with joblib workers (other processes): the jobs find the parent run in the sweep
     folder; it holds the sweep's params, its jobs' counts and a summary. Run again, every job is
     skipped: no second parent is left (it is deleted as the sweep ends), the first is unchanged."""
-    uri = copy_store(empty_store, tmp_path / "mlflow.db")
     command = [str(Path(sys.executable).with_name("svmrepro-run")), "-m", "--quiet",
-               "experiment=cross_training/fig3_baseline", "mode=quick", f"tracking.uri={uri}",
+               "experiment=cross_training/fig3_baseline", "mode=quick", f"tracking.uri={store_uri}",
                "dataset.n_train=120,160", "dataset.n_test=200", "seed=0", "selection.cv.n_splits=2",
                "selection.param_grid.C=[1.0]", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
     for _ in range(2):
         done = subprocess.run(command, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
-    client = MlflowClient(uri)
+    client = MlflowClient(store_uri)
     experiment_id = client.get_experiment_by_name("cross_training/fig3_baseline").experiment_id
     (parent,) = client.search_runs([experiment_id], "tags.`svmrepro.kind` = 'sweep'")
     assert parent.info.status == "FINISHED" and parent.info.run_name.startswith("sweep-cross_training/fig3_baseline-")
@@ -310,7 +308,7 @@ def test_a_sweep_nests_its_runs_under_a_parent_run_that_says_what_it_ran(tmp_pat
     children = client.search_runs([experiment_id], f"tags.`mlflow.parentRunId` = '{first}'")
     assert sorted(c.info.run_name for c in children) == [
         f"svc_linear-gaussian_clouds-n_train={n}-n_test=200-n_splits=2-C=[1.0]-seed=0" for n in (120, 160)]
-    assert len(runs_from_mlflow("cross_training/fig3_baseline", "quick", uri)) == 2  # the parent is no result
+    assert len(runs_from_mlflow("cross_training/fig3_baseline", "quick", store_uri)) == 2  # the parent is no result
     # what it ran: the experiment, its mode (a plain string), its axes and the command line's overrides
     params, tags = parent.data.params, parent.data.tags
     assert params["experiment"] == tags["experiment"] == "cross_training/fig3_baseline"

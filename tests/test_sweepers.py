@@ -25,7 +25,6 @@ from omegaconf import OmegaConf
 # Hydra's plugin scan runs these modules again: their classes are looked up on the module when used
 from hydra_plugins.svmrepro_sweeper import mode_sweeper
 from hydra_plugins.svmrepro_sweeper.config import ModeSweeperConf
-from stores import copy_store
 from svmrepro.app import NoValidationSplit, objective, other_sweeper
 from svmrepro.compose import compose_config, compose_run
 from svmrepro.sweep import failures
@@ -158,9 +157,9 @@ def test_a_skipped_run_carries_the_finished_runs_metrics(store_uri):
     assert first.validation_error is not None and again.validation_error == first.validation_error
 
 
-def test_hydra_basic_sweeper_runs_the_command_line_sweep_alone(tmp_path, empty_store):
+@pytest.mark.usefixtures("store_uri")  # the store at tmp_path / mlflow.db, made: not what is tested
+def test_hydra_basic_sweeper_runs_the_command_line_sweep_alone(tmp_path):
     """Not the experiment's 9-job ``sweep.quick``: the 2 jobs of the command line, by Hydra's sweeper."""
-    copy_store(empty_store, tmp_path / "mlflow.db")
     done = _sweep(tmp_path, "basic", "hydra/sweeper=basic", "experiment=cross_training/fig3_baseline",
                   "dataset.n_train=120,160", "dataset.n_test=200", "seed=0", "selection.cv.n_splits=2",
                   "selection.param_grid.C=[1.0]")
@@ -172,8 +171,8 @@ def test_hydra_basic_sweeper_runs_the_command_line_sweep_alone(tmp_path, empty_s
 
 
 @pytest.mark.slow
-def test_optuna_minimizes_the_runs_validation_error(tmp_path, empty_store):
-    copy_store(empty_store, tmp_path / "mlflow.db")
+@pytest.mark.usefixtures("store_uri")
+def test_optuna_minimizes_the_runs_validation_error(tmp_path):
     done = _sweep(tmp_path, "optuna", "hydra/sweeper=optuna", "hydra.sweeper.n_trials=3", "hydra.sweeper.n_jobs=1",
                   "hydra.sweeper.sampler.seed=0", *WITH_VALIDATION, "algorithm.C=interval(0.01,10)")
     assert done.returncode == 0, done.stderr[-3000:]
