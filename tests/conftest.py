@@ -1,9 +1,25 @@
+"""The suite's fixtures; first, each pytest-xdist worker's share of the cores for BLAS and OpenMP."""
+
 import fcntl
 import json
 import os
 import signal
 import tempfile
 from pathlib import Path
+
+#: the variables that size a process's BLAS and OpenMP thread pools, read when their libraries load
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    # In a pytest-xdist worker, BLAS and OpenMP get the worker's share of the cores, as scikit-learn's own
+    # conftest gives them, here (set before this module imports numpy, when the libraries read them) and in every
+    # process the tests start. Each pool would otherwise take every core: two workers run four threads on two
+    # cores, whose idle threads spin on the CPU the other worker needs. A count the user set is kept. Set in the
+    # environment, not by threadpoolctl: a limit the main thread holds would make it the owner of OpenBLAS, and
+    # the tasks' own limits (svmrepro.algorithms.parallel) would not apply (tests/test_engines.py tests them).
+    _share = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    for _name in THREAD_VARS:
+        os.environ.setdefault(_name, _share)
 
 import pytest
 

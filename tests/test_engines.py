@@ -4,6 +4,7 @@ the sub-SVM fits gives the serial run's model (a dask.distributed LocalCluster o
 import importlib.util
 import logging
 import os
+import threading
 import time
 
 import numpy as np
@@ -12,7 +13,7 @@ from hydra.utils import get_class
 from omegaconf import OmegaConf
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
-from threadpoolctl import threadpool_info
+from threadpoolctl import ThreadpoolController, threadpool_info
 
 from svmrepro.algorithms.wen_lu_cascade import WenLuCascadeSVC
 from svmrepro.algorithms.cross_training import CrossTrainingSVC
@@ -149,6 +150,19 @@ def test_ray_puts_the_data_in_its_object_store_once_and_tasks_carry_references(r
     assert sum(puts) <= 2 * big.nbytes  # X and y, once per fit
 
 
+def _blas_pool() -> int:
+    return max(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+
+
+def _set_blas_pool(threads: int) -> None:
+    """Size the process's BLAS pool from a thread that then ends: threadpoolctl makes the thread that limits
+    OpenBLAS its owner while it lives, and a limit held by the test's own thread would leave the tasks' limits
+    without effect."""
+    setter = threading.Thread(target=lambda: ThreadpoolController().select(user_api="blas").limit(limits=threads))
+    setter.start()
+    setter.join()
+
+
 def _blas_threads(_=None, X=None):
     time.sleep(0.02)  # tasks of the threading backend overlap
     return max(pool["num_threads"] for pool in threadpool_info())
@@ -156,13 +170,19 @@ def _blas_threads(_=None, X=None):
 
 @pytest.mark.skipif(not threadpool_info(), reason="no BLAS/OpenMP pool found by threadpoolctl")
 def test_parallel_tasks_get_a_bounded_blas_pool_and_the_process_gets_its_own_back():
-    before = _blas_threads()
-    with backend_context("threading", blas_threads=1):
-        assert map_each(_blas_threads, range(8), None, n_jobs=2) == [1] * 8
-    assert _blas_threads() == before  # overlapping tasks share one limit; the last one restores it
-    with backend_context("threading"):  # default: the cores shared among the workers
-        assert max(map_each(_blas_threads, range(4), None, n_jobs=2)) <= max(1, os.cpu_count() // 2)
-    assert map_each(_blas_threads, [0], None, n_jobs=2) == [before]  # a serial call is left alone
+    original = _blas_pool()
+    _set_blas_pool(2)  # a pool of two to see restored, whatever the suite's worker has (tests/conftest.py)
+    try:
+        before = _blas_threads()
+        assert before == 2
+        with backend_context("threading", blas_threads=1):
+            assert map_each(_blas_threads, range(8), None, n_jobs=2) == [1] * 8
+        assert _blas_threads() == before  # overlapping tasks share one limit; the last one restores it
+        with backend_context("threading"):  # default: the cores shared among the workers
+            assert max(map_each(_blas_threads, range(4), None, n_jobs=2)) <= max(1, os.cpu_count() // 2)
+        assert map_each(_blas_threads, [0], None, n_jobs=2) == [before]  # a serial call is left alone
+    finally:
+        _set_blas_pool(original)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
