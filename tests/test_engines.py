@@ -151,6 +151,7 @@ def test_ray_puts_the_data_in_its_object_store_once_and_tasks_carry_references(r
 
 
 def _blas_pool() -> int:
+    """The process's BLAS pool (OpenBLAS's is one for the process, OpenMP's one per thread)."""
     return max(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
 
 
@@ -164,23 +165,26 @@ def _set_blas_pool(threads: int) -> None:
 
 
 def _blas_threads(_=None, X=None):
+    """The largest pool the calling thread's BLAS or OpenMP calls may use."""
     time.sleep(0.02)  # tasks of the threading backend overlap
     return max(pool["num_threads"] for pool in threadpool_info())
 
 
 @pytest.mark.skipif(not threadpool_info(), reason="no BLAS/OpenMP pool found by threadpoolctl")
 def test_parallel_tasks_get_a_bounded_blas_pool_and_the_process_gets_its_own_back():
+    """The process's BLAS pool is read alone after the tasks: this thread's OpenMP pool, which no task limits,
+    would hide a BLAS pool left at the tasks' size."""
     original = _blas_pool()
     _set_blas_pool(2)  # a pool of two to see restored, whatever the suite's worker has (tests/conftest.py)
     try:
-        before = _blas_threads()
-        assert before == 2
+        assert _blas_pool() == 2
         with backend_context("threading", blas_threads=1):
             assert map_each(_blas_threads, range(8), None, n_jobs=2) == [1] * 8
-        assert _blas_threads() == before  # overlapping tasks share one limit; the last one restores it
+        assert _blas_pool() == 2  # overlapping tasks share one limit; the last one restores it
         with backend_context("threading"):  # default: the cores shared among the workers
             assert max(map_each(_blas_threads, range(4), None, n_jobs=2)) <= max(1, os.cpu_count() // 2)
-        assert map_each(_blas_threads, [0], None, n_jobs=2) == [before]  # a serial call is left alone
+        assert _blas_pool() == 2
+        assert map_each(_blas_threads, [0], None, n_jobs=2) == [_blas_threads()]  # a serial call is left alone
     finally:
         _set_blas_pool(original)
 
