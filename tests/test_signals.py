@@ -25,7 +25,7 @@ from stores import copy_store
 from test_faults import SLEEP_ENV, _env, _runs, _status_counts, _sweep_command
 from test_reproduce_sweeps import EXPERIMENT
 
-from svmrepro import app, compose, signals
+from svmrepro import app, compose, signals, sweeps
 from svmrepro.signals import alive
 from svmrepro.store import KILLED_REASON_TAG, retry_locked
 
@@ -198,6 +198,52 @@ def test_ctrl_c_at_the_start_of_svmrepro_run_is_one_line(delay, tmp_path):
     assert started.returncode in (-signal.SIGINT, 130), stderr[-2000:]
     [line] = stderr.splitlines()
     assert line.startswith("svmrepro-run: stopped by SIGINT")
+
+
+@pytest.mark.parametrize("check", ["config_dir_option", "check_config_folders", "unknown_options", "run_hydra"])
+def test_ctrl_c_in_svmrepro_run_s_checks_is_its_line_and_exit_130(check, handlers, monkeypatch, capsys):
+    """A Ctrl-C after main's handlers were in place but before Hydra ran left its checks as an uncaught
+    Interrupted: Python printed the line through the excepthook, then exited 1, as for an error (CI, stop 66,
+    the 0.3 s case above). Wherever in main it lands, it is the line and 130."""
+    real = getattr(app, check)
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)  # the handler raises here
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app, check, interrupted)
+    monkeypatch.setattr(sys, "argv", ["svmrepro-run", "dataset.n_train=40"])
+    try:
+        app.main()
+    except SystemExit as ended:
+        code = ended.code
+    except signals.Interrupted:  # a KeyboardInterrupt: left to pytest, it would end the whole session
+        code = "the Interrupted main left uncaught"
+    assert code == 128 + signal.SIGINT
+    assert capsys.readouterr().err.startswith("svmrepro-run: stopped by SIGINT: the runs in progress")
+
+
+def test_ctrl_c_as_the_sweeps_process_starts_is_its_line_and_exit_130(handlers, monkeypatch, capsys):
+    """The same for svmrepro-reproduce's sweeps process: a stop between its handlers and its sweeps."""
+    def interrupted(pid):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+
+    monkeypatch.setattr(signals, "end_with", interrupted)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        sweeps.main(["--status-fd", str(write), "[]"])
+    except SystemExit as ended:
+        code = ended.code
+    except signals.Interrupted:
+        code = "the Interrupted main left uncaught"
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(write)
+    assert code == 128 + signal.SIGINT
+    assert capsys.readouterr().err.startswith("svmrepro-run: stopped by SIGINT: the runs in progress")
 
 
 @pytest.fixture

@@ -228,24 +228,12 @@ def run_hydra(arguments: list[str]) -> None:
 
 def main() -> None:
     """The console script: ``--quiet`` is ours (passed on to sweep workers as ``SVMREPRO_QUIET``), and so is
-    the shell completion of bash and zsh (``-sc install=bash``)."""
-    signals.install()
+    the shell completion of bash and zsh (``-sc install=bash``). From the moment its handlers are in place a stop
+    is its line and 128 + the signal, during the checks before Hydra composes too (an :class:`~svmrepro.signals.
+    Interrupted` left to Python's own end would be the line and exit code 1: CI, stop 66)."""
     try:
-        folder = config_dir_option(sys.argv[1:])
-        check_config_folders([folder] if folder else [])
-        if folder:
-            # its files named in the checks' lines (svmrepro.preflight), as under svmrepro-reproduce --config-dir
-            os.environ[CONFIG_DIRS_ENV] = config_dirs_value([*user_config_dirs(), folder])
-    except SvmReproError as exc:
-        print(f"svmrepro-run: error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    # a misspelled option is the cause of whatever else would fail: one line each, before Hydra composes
-    if unknown := unknown_options(sys.argv[1:], config_groups()):
-        print(*(f"svmrepro-run: error: {line}" for line in unknown), sep="\n", file=sys.stderr)
-        sys.exit(2)
-    os.environ[MAIN_PID_ENV] = str(os.getpid())
-    try:
-        run_hydra(sys.argv[1:])
+        signals.install()
+        _checked_run(sys.argv[1:])
     except signals.Interrupted as stop:
         print(stop_line(stop), file=sys.stderr)
         sys.exit(stop.exit_code)
@@ -254,6 +242,25 @@ def main() -> None:
         if (held := signals.released()) is not None:  # held through a sweep's end that failed before its run closed
             print(stop_line(held), file=sys.stderr)
             sys.exit(held.exit_code)
+
+
+def _checked_run(argv: list[str]) -> None:
+    """The config folder and the options checked (one line each and exit code 2), then Hydra's run or sweep."""
+    try:
+        folder = config_dir_option(argv)
+        check_config_folders([folder] if folder else [])
+        if folder:
+            # its files named in the checks' lines (svmrepro.preflight), as under svmrepro-reproduce --config-dir
+            os.environ[CONFIG_DIRS_ENV] = config_dirs_value([*user_config_dirs(), folder])
+    except SvmReproError as exc:
+        print(f"svmrepro-run: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    # a misspelled option is the cause of whatever else would fail: one line each, before Hydra composes
+    if unknown := unknown_options(argv, config_groups()):
+        print(*(f"svmrepro-run: error: {line}" for line in unknown), sep="\n", file=sys.stderr)
+        sys.exit(2)
+    os.environ[MAIN_PID_ENV] = str(os.getpid())
+    run_hydra(argv)
 
 
 def stop_line(stop: signals.Interrupted) -> str:

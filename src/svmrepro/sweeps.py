@@ -53,10 +53,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--status-fd", type=int, required=True, help="where each sweep's exit code is written")
     parser.add_argument("sweeps", type=json.loads, help="a JSON list of [experiment, svmrepro-run arguments]")
     args = parser.parse_args(argv)
-    signals.install()
-    signals.end_with(os.getppid())  # svmrepro-reproduce: gone, however, its sweeps stop
-    os.environ[MAIN_PID_ENV] = str(os.getpid())
-    try:
+    try:  # from the handlers on, a stop is its line and 128 + the signal (not an uncaught Interrupted's exit 1)
+        signals.install()
+        signals.end_with(os.getppid())  # svmrepro-reproduce: gone, however, its sweeps stop
+        os.environ[MAIN_PID_ENV] = str(os.getpid())
         with os.fdopen(args.status_fd, "w") as status:
             run_sweeps(args.sweeps, status)
     except signals.Interrupted as stop:

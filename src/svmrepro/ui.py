@@ -70,9 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     except SvmReproError as exc:
         print(redact(f"{PROGRAM}: error: {exc}"), file=sys.stderr)
         return 2
-    signals.install()  # a stop ends the server first
-    print(redact(f"{PROGRAM}: MLflow's UI on {server.uri} at {server.url}, its job runner off; starting"), flush=True)
-    try:
+    try:  # from the handlers on, a stop is its line and 128 + the signal
+        signals.install()  # a stop ends the server first
+        print(redact(f"{PROGRAM}: MLflow's UI on {server.uri} at {server.url}, its job runner off; starting"),
+              flush=True)
         return serve(server, dict(os.environ), lambda text: print(text, flush=True))
     except signals.Interrupted as stop:
         print(f"{PROGRAM}: stopped by {stop}", file=sys.stderr)
