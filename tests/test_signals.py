@@ -185,6 +185,33 @@ def test_ctrl_c_during_an_entry_point_s_imports_ends_it_even_where_the_interrupt
     else:
         assert (done.returncode, done.stdout) == (0, "ran on\n"), done.stderr
 
+PYTHON_M_SVMREPRO = """
+import atexit, runpy, signal, sys
+import svmrepro.stop_line as stop_line
+seen = []
+original = stop_line.one_line_stop
+
+def recording(program, module):
+    original(program, module)
+    seen.append((module, signal.getsignal(signal.SIGINT).__name__))
+
+stop_line.one_line_stop = recording
+atexit.register(lambda: print(seen, file=sys.stderr))
+sys.argv = ["svmrepro", "--help"]
+runpy.run_module("svmrepro", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_python_m_svmrepro_has_the_console_script_s_stop_during_its_imports():
+    """``python -m svmrepro`` imports svmrepro.app under its own name: app's one_line_stop saw a library, not the
+    entry point, and left Ctrl-C as Python's KeyboardInterrupt during the slow imports (swallowed where it lands,
+    the command ran on). Its __main__ puts the stop in place first, as ``svmrepro-run`` has it."""
+    done = subprocess.run([sys.executable, "-c", PYTHON_M_SVMREPRO], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = eval(done.stderr.strip().splitlines()[-1])  # noqa: S307  (the list this test's own script printed)
+    assert seen == [("__main__", "_stop_now"), ("svmrepro.app", "_stop_now")]
+
+
 @pytest.mark.parametrize("delay", [0.1, 0.3])
 def test_ctrl_c_at_the_start_of_svmrepro_run_is_one_line(delay, tmp_path):
     """svmrepro-run imports scikit-learn and MLflow only when a run runs (shell completion answers at
