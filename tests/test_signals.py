@@ -273,6 +273,28 @@ def test_ctrl_c_as_the_sweeps_process_starts_is_its_line_and_exit_130(handlers, 
     assert capsys.readouterr().err.startswith("svmrepro-run: stopped by SIGINT: the runs in progress")
 
 
+STOPPED_AS_A_JOB_STARTS = """
+import os, signal, time
+from svmrepro import signals
+
+def parent_watched():
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(2)  # the handler raises here
+
+signals.end_with_parent = parent_watched
+with signals.stopping_job(in_worker=True):
+    print("the job ran")
+"""
+
+
+def test_a_stop_as_a_worker_s_job_starts_ends_the_worker_with_143():
+    """A SIGTERM between stopping_job's handlers and its job left an Interrupted that no one caught: a worker's
+    traceback and exit 1 (the job a failure of its own, the worker going on) instead of the worker ending as one
+    stopped in its job does."""
+    done = subprocess.run([sys.executable, "-c", STOPPED_AS_A_JOB_STARTS], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (128 + signal.SIGTERM, "", "")
+
+
 @pytest.fixture
 def handlers(monkeypatch):
     """The signal handlers as they were after the test; no child of the test process stopped."""

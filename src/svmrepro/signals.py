@@ -273,10 +273,10 @@ def stopping_job(in_worker: bool) -> Iterator[None]:
     with 128 + the signal, so the process that stops it sees it end; between jobs the signals
     end a worker at once (their default action), without a traceback.
     """
-    install()
-    if in_worker:
-        end_with_parent()
-    try:
+    try:  # from the handlers on: a stop landing before the job starts ends a worker as one landing in it does
+        install()
+        if in_worker:
+            end_with_parent()
         try:
             yield
         except Exception as error:
