@@ -185,6 +185,7 @@ def test_ctrl_c_during_an_entry_point_s_imports_ends_it_even_where_the_interrupt
     else:
         assert (done.returncode, done.stdout) == (0, "ran on\n"), done.stderr
 
+
 PYTHON_M_SVMREPRO = """
 import atexit, runpy, signal, sys
 import svmrepro.stop_line as stop_line
@@ -227,47 +228,48 @@ def test_ctrl_c_at_the_start_of_svmrepro_run_is_one_line(delay, tmp_path):
     assert line.startswith("svmrepro-run: stopped by SIGINT")
 
 
+def _interrupting(call):
+    """``call``, after a SIGINT to this process that its handler turns into an exception before ``call`` runs."""
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)  # the handler raises here
+        return call(*args, **kwargs)
+
+    return interrupted
+
+
+def _exit_code(main, *args) -> int | str | None:
+    """The exit code ``main(*args)`` ends with; an Interrupted it leaves uncaught is named instead of raised (a
+    KeyboardInterrupt: left to pytest, it would end the whole session)."""
+    try:
+        main(*args)
+    except SystemExit as ended:
+        return ended.code
+    except signals.Interrupted:
+        return "the Interrupted main left uncaught"
+    return None
+
+
 @pytest.mark.parametrize("check", ["config_dir_option", "check_config_folders", "unknown_options", "run_hydra"])
 def test_ctrl_c_in_svmrepro_run_s_checks_is_its_line_and_exit_130(check, handlers, monkeypatch, capsys):
     """A Ctrl-C after main's handlers were in place but before Hydra ran left its checks as an uncaught
     Interrupted: Python printed the line through the excepthook, then exited 1, as for an error (CI, stop 66,
     the 0.3 s case above). Wherever in main it lands, it is the line and 130."""
-    real = getattr(app, check)
-
-    def interrupted(*args, **kwargs):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1)  # the handler raises here
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(app, check, interrupted)
+    monkeypatch.setattr(app, check, _interrupting(getattr(app, check)))
     monkeypatch.setattr(sys, "argv", ["svmrepro-run", "dataset.n_train=40"])
-    try:
-        app.main()
-    except SystemExit as ended:
-        code = ended.code
-    except signals.Interrupted:  # a KeyboardInterrupt: left to pytest, it would end the whole session
-        code = "the Interrupted main left uncaught"
-    assert code == 128 + signal.SIGINT
+    assert _exit_code(app.main) == 128 + signal.SIGINT
     assert capsys.readouterr().err.startswith("svmrepro-run: stopped by SIGINT: the runs in progress")
 
 
 def test_ctrl_c_as_the_sweeps_process_starts_is_its_line_and_exit_130(handlers, monkeypatch, capsys):
     """The same for svmrepro-reproduce's sweeps process: a stop between its handlers and its sweeps."""
-    def interrupted(pid):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1)
-
-    monkeypatch.setattr(signals, "end_with", interrupted)
+    monkeypatch.setattr(signals, "end_with", _interrupting(signals.end_with))
     read, write = os.pipe()
     os.close(read)
     try:
-        sweeps.main(["--status-fd", str(write), "[]"])
-    except SystemExit as ended:
-        code = ended.code
-    except signals.Interrupted:
-        code = "the Interrupted main left uncaught"
+        code = _exit_code(sweeps.main, ["--status-fd", str(write), "[]"])
     finally:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # never reached the sweeps, which would own and close it
             os.close(write)
     assert code == 128 + signal.SIGINT
     assert capsys.readouterr().err.startswith("svmrepro-run: stopped by SIGINT: the runs in progress")
