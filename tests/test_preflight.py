@@ -2,6 +2,7 @@
 and build every job of the sweeps they run, and check the report spec and the claims, before the first fit;
 each problem is one line naming the file and the key, exit code 2, and nothing is made in the store."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -299,3 +300,67 @@ def test_the_regenerate_line_names_the_users_config_folders(tmp_path, monkeypatc
     assert regenerate_command(spec, "quick") == "svmrepro-reproduce mine --mode quick"
     monkeypatch.setenv(CONFIG_DIRS_ENV, str(tmp_path / "conf"))
     assert regenerate_command(spec, "quick") == "svmrepro-reproduce mine --config-dir conf --mode quick"
+
+
+AHEAD_SCRIPT = r"""
+import json, os, sys
+from omegaconf import OmegaConf
+from svmrepro import compose, preflight
+from svmrepro.compose import _COMPOSED, compose_ahead, compose_config, compose_run, composition_cache
+
+names = ["cascade/table1", "mixture/table1", "cascade/table4"]
+out = {}
+with composition_cache():
+    bases = [[f"experiment={name}", "mode=quick"] for name in names]
+    out["below_the_minimum"] = compose_ahead(bases, 2)
+    compose.AHEAD_MIN = 2
+    out["one_process"] = compose_ahead(bases, 1)
+    out["ahead"] = compose_ahead([*bases, ["experiment=no_such/experiment"]], 2)
+    out["again"] = compose_ahead(bases, 2)
+    ahead = {key: (OmegaConf.to_yaml(c.full), OmegaConf.to_yaml(c.bare), c.choices,
+                   OmegaConf.is_struct(c.full), OmegaConf.is_readonly(c.bare)) for key, c in _COMPOSED.items()}
+    _COMPOSED.clear()
+    fresh = [compose_config(base, return_hydra_config=True) for base in bases]
+    out["same"] = ahead == {key: (OmegaConf.to_yaml(c.full), OmegaConf.to_yaml(c.bare), c.choices,
+                                  OmegaConf.is_struct(c.full), OmegaConf.is_readonly(c.bare))
+                            for key, c in _COMPOSED.items()}
+    try:
+        compose_config(["experiment=no_such/experiment"])
+    except Exception as exc:
+        out["error"] = type(exc).__name__
+    _COMPOSED.clear()
+    real, record = compose._compose, sys.argv[1]
+
+    def recorded(*args):
+        with open(record, "a") as file:  # by whichever process composes
+            file.write(f"{os.getpid()}\n")
+        return real(*args)
+
+    compose._compose = recorded
+    preflight._compose_ahead(names, "quick", {})
+    with open(record) as file:
+        made = file.read().split()
+    out["forks"] = len(made) > len(names) and str(os.getpid()) not in made
+    os.unlink(record)
+    problems = preflight.reproduction_problems(names, "quick", {}, jobs=True, included=False)
+    out["after"] = (problems, os.path.exists(record))
+print(json.dumps(out))
+"""
+
+
+def test_a_reproduction_s_compositions_are_made_ahead_by_forks_as_they_would_be_here(tmp_path):
+    """:func:`compose_ahead` (a reproduction's checks, :func:`svmrepro.preflight.reproduction_problems`): every
+    configuration the checks will compose is composed first, shared among forks of the process, and kept
+    exactly as composing it here keeps it (with and without Hydra's node, the options, the flags); a list that
+    does not compose is left to its caller, who meets Hydra's error; too few lists, or one process, compose
+    nothing ahead. Run in a process of its own: it forks only a process without another thread (a pytest-xdist
+    worker has some)."""
+    done = subprocess.run([sys.executable, "-c", AHEAD_SCRIPT, str(tmp_path / "composed_by")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["below_the_minimum"] == 0 and out["one_process"] == 0
+    assert out["ahead"] == 3 and out["again"] == 0 and out["same"]
+    assert out["error"] in ("MissingConfigException", "ConfigCompositionException")
+    assert out["forks"], "the compositions ahead were made in this process, not in its forks"
+    assert out["after"] == [[], False], "the checks composed again what was composed ahead"

@@ -5,10 +5,14 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import multiprocessing
 import os
 import re
+import signal
+import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -198,14 +202,73 @@ def _composition(overrides: list[str]) -> tuple[_Composed, tuple[Override, ...]]
     if key in _COMPOSED:
         _COMPOSED.move_to_end(key)
     else:
-        full = _compose(list(structural), True)
-        bare = copy.deepcopy(full)
-        with open_dict(bare):
-            del bare["hydra"]
-        _COMPOSED[key] = _Composed(full, bare, dict(full.hydra.runtime.choices))
-        while len(_COMPOSED) > COMPOSED_KEPT:
-            _COMPOSED.popitem(last=False)
+        _keep(key, _composed(structural))
     return _COMPOSED[key], values
+
+
+def _composed(structural: tuple[str, ...]) -> _Composed:
+    """Hydra's composition of ``structural``, with and without Hydra's node."""
+    full = _compose(list(structural), True)
+    bare = copy.deepcopy(full)
+    with open_dict(bare):
+        del bare["hydra"]
+    return _Composed(full, bare, dict(full.hydra.runtime.choices))
+
+
+def _keep(key: tuple, composed: _Composed) -> None:
+    _COMPOSED[key] = composed
+    while len(_COMPOSED) > COMPOSED_KEPT:
+        _COMPOSED.popitem(last=False)
+
+
+#: the fewest compositions :func:`compose_ahead` shares among processes: fewer are composed where they are needed
+AHEAD_MIN = 32
+
+
+def compose_ahead(override_lists: Iterable[Sequence[str]], processes: int) -> int:
+    """Compose and keep the configs of ``override_lists`` that are not kept yet, shared among ``processes``
+    forks of this process, so that the callers that then compose them one by one (a reproduction's checks, its
+    store's skip, its pages) find them composed; returns how many were. Nothing when fewer than
+    :data:`AHEAD_MIN` are left, when this process has another thread (a fork inherits none of it, but would
+    inherit a lock it holds) or cannot fork. A list whose composition fails is left out: its caller meets the
+    error where it composes it."""
+    digest = files_state()
+    todo: dict[tuple[str, ...], None] = {}
+    for overrides in override_lists:
+        try:
+            structural, _ = split_overrides((*searchpath_override(), *overrides), digest)
+        except Exception:  # noqa: BLE001  (reported by the caller that composes it)
+            continue
+        if (structural, digest) not in _COMPOSED:
+            todo.setdefault(structural)
+    if (processes < 2 or len(todo) < AHEAD_MIN or threading.active_count() > 1
+            or "fork" not in multiprocessing.get_all_start_methods()):
+        return 0
+    keys = list(todo)[-COMPOSED_KEPT:]  # no more than are kept
+    pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"), initializer=_composing)
+    done = 0
+    try:  # one composition a task: a stop waits for one at most
+        for structural, composed in zip(keys, pool.map(_composed_or_none, keys)):
+            if composed is not None:
+                _keep((structural, digest), composed)
+                done += 1
+    finally:  # a stop: the compositions not started are dropped, the forks end with their current one
+        pool.shutdown(wait=True, cancel_futures=True)
+    return done
+
+
+def _composing() -> None:
+    """A fork of :func:`compose_ahead`: a Ctrl-C is its parent's to handle; it ends when its parent dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signals.end_with_parent()
+
+
+def _composed_or_none(structural: tuple[str, ...]) -> _Composed | None:
+    try:
+        return _composed(structural)
+    except Exception:  # noqa: BLE001  (composed again, and reported, by the caller)
+        return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -270,6 +333,7 @@ def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]
     with signals.held():  # as compose_config
         composed, values = _composition(overrides)
     return with_values(composed.bare, values), dict(composed.choices)
+
 
 
 def config_groups() -> set[str]:

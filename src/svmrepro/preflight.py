@@ -24,7 +24,9 @@ it stops.
 Jobs alike in all but their seed are built once, and ``svmrepro-reproduce`` composes a sweep's jobs with
 one Hydra composition per set of config-group options (:class:`svmrepro.sweep.jobs.JobComposer`), each job
 once for the whole invocation (:func:`svmrepro.sweep.jobs.shared_composer`: its data, the store's skip and its
-pages read the same configs), so its checks take seconds for a thousand jobs.
+pages read the same configs), so its checks take seconds for a thousand jobs. Those compositions are made
+first, shared among the cores when there are many (:func:`svmrepro.compose.compose_ahead`: a whole
+reproduction needs one per experiment and per set of config-group options its jobs pick).
 
 One documented freedom of ``svmrepro-run -m`` stays: a key given on the command line that only some
 jobs' configs have (``-m algorithm=svc,cascade_svc algorithm.r=0.5``) fails those jobs alone, listed at
@@ -41,12 +43,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import joblib
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from svmrepro import settings
-from svmrepro.compose import experiments, is_group
+from svmrepro.compose import compose_ahead, experiments, is_group
 from svmrepro.data.user_code import configs_only
 from svmrepro.errors import ConfigError, SvmReproError, composition_line, error_line, first_line
 from svmrepro.locations import config_file
@@ -269,6 +272,8 @@ def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, s
     problems: list[str] = []
     known, queue = set(experiments()), list(dict.fromkeys(names))
     written = {key: f"{key}={value}" for key, value in given.items()}
+    if jobs:
+        _compose_ahead(queue, mode, given)
     for name in queue:
         composer = shared_composer((f"experiment={name}", f"mode={mode}"))
         try:
@@ -290,6 +295,23 @@ def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, s
             source = SweepSource(name, mode, node, written, "--override")
             problems += check_jobs(source, sweep_jobs(node, dict(given)), composer.shared).problems
     return list(dict.fromkeys(problems))
+
+
+def _compose_ahead(names: Sequence[str], mode: str, given: Mapping[str, str]) -> None:
+    """The configs of the experiments ``names`` and of every job of their ``mode`` sweeps, composed ahead on
+    every core (:func:`~svmrepro.compose.compose_ahead`): the checks below, the store's skip and the pages find them
+    composed."""
+    cores = joblib.cpu_count()
+    bases = [[f"experiment={name}", f"mode={mode}"] for name in names]
+    compose_ahead(bases, cores)
+    lists = []
+    for base in bases:
+        try:
+            node = mode_sweep(shared_composer(tuple(base)).shared([])[0], mode)
+            lists += [[*base, *job] for job in sweep_jobs(node, dict(given))]
+        except Exception:  # noqa: BLE001  (reported by the checks, which compose it again)
+            continue
+    compose_ahead(lists, cores)
 
 
 def claims_problems(papers: Iterable[str], runs_dirs: Sequence[Path] = ()) -> tuple[int, list[str]]:
