@@ -5,14 +5,10 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
-import multiprocessing
 import os
 import re
-import signal
-import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -28,6 +24,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 
 from svmrepro import settings, signals
 from svmrepro.errors import ConfigError, SvmReproError
+from svmrepro.forks import can_fork, in_forks
 from svmrepro.locations import (
     CONF_DIR,
     CONFIG_DIRS_ENV,
@@ -227,11 +224,10 @@ AHEAD_MIN = 32
 
 def compose_ahead(override_lists: Iterable[Sequence[str]], processes: int) -> int:
     """Compose and keep the configs of ``override_lists`` that are not kept yet, shared among ``processes``
-    forks of this process, so that the callers that then compose them one by one (a reproduction's checks, its
-    store's skip, its pages) find them composed; returns how many were. Nothing when fewer than
-    :data:`AHEAD_MIN` are left, when this process has another thread (a fork inherits none of it, but would
-    inherit a lock it holds) or cannot fork. A list whose composition fails is left out: its caller meets the
-    error where it composes it."""
+    forks of this process (:func:`svmrepro.forks.in_forks`), so that the callers that then compose them one by one
+    (a reproduction's checks, its store's skip, its pages) find them composed; returns how many were. Nothing
+    when fewer than :data:`AHEAD_MIN` are left or this process cannot fork (:func:`svmrepro.forks.can_fork`). A
+    list whose composition fails is left out: its caller meets the error where it composes it."""
     digest = files_state()
     todo: dict[tuple[str, ...], None] = {}
     for overrides in override_lists:
@@ -241,27 +237,15 @@ def compose_ahead(override_lists: Iterable[Sequence[str]], processes: int) -> in
             continue
         if (structural, digest) not in _COMPOSED:
             todo.setdefault(structural)
-    if (processes < 2 or len(todo) < AHEAD_MIN or threading.active_count() > 1
-            or "fork" not in multiprocessing.get_all_start_methods()):
+    if len(todo) < AHEAD_MIN or not can_fork(processes):
         return 0
     keys = list(todo)[-COMPOSED_KEPT:]  # no more than are kept
-    pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"), initializer=_composing)
     done = 0
-    try:  # one composition a task: a stop waits for one at most
-        for structural, composed in zip(keys, pool.map(_composed_or_none, keys)):
-            if composed is not None:
-                _keep((structural, digest), composed)
-                done += 1
-    finally:  # a stop: the compositions not started are dropped, the forks end with their current one
-        pool.shutdown(wait=True, cancel_futures=True)
+    for structural, composed in zip(keys, list(in_forks(_composed_or_none, keys, processes))):
+        if composed is not None:
+            _keep((structural, digest), composed)
+            done += 1
     return done
-
-
-def _composing() -> None:
-    """A fork of :func:`compose_ahead`: a Ctrl-C is its parent's to handle; it ends when its parent dies."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signals.end_with_parent()
 
 
 def _composed_or_none(structural: tuple[str, ...]) -> _Composed | None:
