@@ -306,7 +306,7 @@ AHEAD_SCRIPT = r"""
 import json, os, sys
 from omegaconf import OmegaConf
 from svmrepro import compose, preflight
-from svmrepro.compose import _COMPOSED, compose_ahead, compose_config, compose_run, composition_cache
+from svmrepro.compose import _COMPOSED, compose_ahead, compose_config, composition_cache
 
 names = ["cascade/table1", "mixture/table1", "cascade/table4"]
 out = {}
@@ -320,7 +320,8 @@ with composition_cache():
     ahead = {key: (OmegaConf.to_yaml(c.full), OmegaConf.to_yaml(c.bare), c.choices,
                    OmegaConf.is_struct(c.full), OmegaConf.is_readonly(c.bare)) for key, c in _COMPOSED.items()}
     _COMPOSED.clear()
-    fresh = [compose_config(base, return_hydra_config=True) for base in bases]
+    for base in bases:
+        compose_config(base, return_hydra_config=True)
     out["same"] = ahead == {key: (OmegaConf.to_yaml(c.full), OmegaConf.to_yaml(c.bare), c.choices,
                                   OmegaConf.is_struct(c.full), OmegaConf.is_readonly(c.bare))
                             for key, c in _COMPOSED.items()}

@@ -319,7 +319,6 @@ def compose_run(overrides: list[str]) -> tuple[DictConfig, dict[str, str | None]
     return with_values(composed.bare, values), dict(composed.choices)
 
 
-
 def config_groups() -> set[str]:
     """The config groups of svmrepro's configs and the user's (``conf/<group>/``), Hydra's left out."""
     return {path.name for root in config_dirs() for path in root.iterdir() if path.is_dir()} - {"hydra"}
