@@ -193,14 +193,21 @@ def split_overrides(overrides: Iterable[str], state: str | None = None) -> tuple
 
 def _composition(overrides: list[str]) -> tuple[_Composed, tuple[Override, ...]]:
     """The kept composition of ``overrides``' structural part, and their plain values (:func:`compose_config`)."""
-    digest = files_state()
-    structural, values = split_overrides((*searchpath_override(), *overrides), digest)
-    key = (structural, digest)
+    key, values = _key(overrides)
     if key in _COMPOSED:
         _COMPOSED.move_to_end(key)
     else:
-        _keep(key, _composed(structural))
+        _keep(key, _composed(key[0]))
     return _COMPOSED[key], values
+
+
+def _key(overrides: Sequence[str], digest: str | None = None) -> tuple[tuple, tuple[Override, ...]]:
+    """The key of ``overrides``' composition in :data:`_COMPOSED` (their structural part with the user's config
+    folders, and ``digest``: the state of the config files, :func:`files_state` when not given), and their plain
+    values."""
+    digest = digest or files_state()
+    structural, values = split_overrides((*searchpath_override(), *overrides), digest)
+    return (structural, digest), values
 
 
 def _composed(structural: tuple[str, ...]) -> _Composed:
@@ -228,22 +235,21 @@ def compose_ahead(override_lists: Iterable[Sequence[str]], processes: int) -> in
     (a reproduction's checks, its store's skip, its pages) find them composed; returns how many were. Nothing
     when fewer than :data:`AHEAD_MIN` are left or this process cannot fork (:func:`svmrepro.forks.can_fork`). A
     list whose composition fails is left out: its caller meets the error where it composes it."""
-    digest = files_state()
-    todo: dict[tuple[str, ...], None] = {}
+    digest, todo = files_state(), {}
     for overrides in override_lists:
         try:
-            structural, _ = split_overrides((*searchpath_override(), *overrides), digest)
+            key, _ = _key(overrides, digest)
         except Exception:  # noqa: BLE001  (reported by the caller that composes it)
             continue
-        if (structural, digest) not in _COMPOSED:
-            todo.setdefault(structural)
+        if key not in _COMPOSED:
+            todo.setdefault(key)
     if len(todo) < AHEAD_MIN or not can_fork(processes):
         return 0
     keys = list(todo)[-COMPOSED_KEPT:]  # no more than are kept
     done = 0
-    for structural, composed in zip(keys, list(in_forks(_composed_or_none, keys, processes))):
+    for key, composed in zip(keys, list(in_forks(_composed_or_none, [key[0] for key in keys], processes))):
         if composed is not None:
-            _keep((structural, digest), composed)
+            _keep(key, composed)
             done += 1
     return done
 

@@ -40,7 +40,8 @@ def in_forks(function: Callable[[Item], Result], items: Iterable[Item], processe
 
 
 def _forked() -> None:
-    """Each fork's start: a Ctrl-C is its parent's (which stops the pool), a SIGTERM ends it, so does its parent's end."""
+    """Each fork's start: a Ctrl-C is its parent's (which stops the pool); a SIGTERM ends it, so does its parent's
+    end."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signals.end_with_parent()
