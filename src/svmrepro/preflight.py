@@ -43,7 +43,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import joblib
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
 from omegaconf import DictConfig, ListConfig, OmegaConf
@@ -56,7 +55,7 @@ from svmrepro.locations import config_file
 from svmrepro.options import option_hint
 from svmrepro.report.claims.check import check_paper, claims_file, produced
 from svmrepro.report.spec import ReportSpec, experiment_file, spec_from_config
-from svmrepro.sweep.jobs import mode_sweep, shared_composer, sweep_grids, sweep_jobs
+from svmrepro.sweep.jobs import experiment_composer, experiment_jobs, mode_sweep, sweep_grids, sweep_jobs
 
 #: the nodes a run builds before it reads data (:func:`svmrepro.runner.run`)
 BUILT = ("dataset", "algorithm", "selection", "analysis")
@@ -275,7 +274,7 @@ def reproduction_problems(names: Sequence[str], mode: str, given: Mapping[str, s
     if jobs:
         _compose_ahead(queue, mode, given)
     for name in queue:
-        composer = shared_composer((f"experiment={name}", f"mode={mode}"))
+        composer = experiment_composer(name, mode)
         try:
             cfg, _ = composer.shared([])
         except HydraException as exc:
@@ -301,14 +300,14 @@ def _compose_ahead(names: Sequence[str], mode: str, given: Mapping[str, str]) ->
     """The configs of the experiments ``names`` and of every job of their ``mode`` sweeps, composed ahead on
     every core (:func:`~svmrepro.compose.compose_ahead`): the checks below, the store's skip and the pages find them
     composed."""
-    cores = joblib.cpu_count()
-    bases = [[f"experiment={name}", f"mode={mode}"] for name in names]
-    compose_ahead(bases, cores)
+    import joblib  # its cores, once there are jobs to check (scikit-learn imports it then), not at start-up
+
+    cores, composers = joblib.cpu_count(), {name: experiment_composer(name, mode) for name in names}
+    compose_ahead([composer.base for composer in composers.values()], cores)
     lists = []
-    for base in bases:
+    for name, composer in composers.items():
         try:
-            node = mode_sweep(shared_composer(tuple(base)).shared([])[0], mode)
-            lists += [[*base, *job] for job in sweep_jobs(node, dict(given))]
+            lists += [[*composer.base, *job] for job in experiment_jobs(name, mode, dict(given))]
         except Exception:  # noqa: BLE001  (reported by the checks, which compose it again)
             continue
     compose_ahead(lists, cores)

@@ -90,7 +90,7 @@ from svmrepro.report.spec import ReportSpec, spec_from_config
 from svmrepro.store import (
     RUN_KEY_TAG, RUN_NAME_TAG, TRACKING_URI_ENV, TrackingError, check_userinfo, commit_column, ensure_store, run_commit, source_tags, sqlite_path, tracking_uri,
 )
-from svmrepro.sweep.jobs import mode_sweep, shared_composer, sweep_jobs
+from svmrepro.sweep.jobs import experiment_composer, experiment_jobs
 from svmrepro.sweep.progress import clock
 from svmrepro.writing import symlinks_below
 
@@ -247,8 +247,8 @@ def sweeps_left(chosen: list[str], plan: Plan, args: argparse.Namespace) -> Iter
 def composed_jobs(experiment: str, mode: str, extra: dict[str, str] | None = None):
     """(overrides, config, config-group options) of every job of the experiment's sweep in ``mode``, each
     composed once for the invocation and read-only (:meth:`~svmrepro.sweep.jobs.JobComposer.shared`)."""
-    composer = shared_composer((f"experiment={experiment}", f"mode={mode}"))
-    for job in sweep_jobs(mode_sweep(composer.shared([])[0], mode), extra):
+    composer = experiment_composer(experiment, mode)
+    for job in experiment_jobs(experiment, mode, extra):
         yield job, *composer.shared(job)
 
 

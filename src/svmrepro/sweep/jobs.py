@@ -293,6 +293,17 @@ def shared_composer(base: tuple[str, ...]) -> JobComposer:
     return _shared_composer(tuple(base), tuple(searchpath_override()), files_state())
 
 
+def experiment_composer(experiment: str, mode: str) -> JobComposer:
+    """The :func:`shared_composer` of the jobs of ``experiment``'s sweep in ``mode``."""
+    return shared_composer((f"experiment={experiment}", f"mode={mode}"))
+
+
+def experiment_jobs(experiment: str, mode: str, extra: Mapping[str, object] | None = None) -> list[list[str]]:
+    """The jobs of ``experiment``'s sweep in ``mode`` (:func:`sweep_jobs`, ``extra`` on each), read from its
+    shared composition (:func:`experiment_composer`)."""
+    return sweep_jobs(mode_sweep(experiment_composer(experiment, mode).shared([])[0], mode), extra)
+
+
 @functools.lru_cache(maxsize=64)
 def _shared_composer(base: tuple[str, ...], searchpath: tuple[str, ...], state: str) -> JobComposer:
     return JobComposer(list(base))
