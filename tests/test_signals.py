@@ -187,6 +187,34 @@ def test_ctrl_c_during_an_entry_point_s_imports_ends_it_even_where_the_interrupt
         assert (done.returncode, done.stdout) == (0, "ran on\n"), done.stderr
 
 
+LEFT_AT_EXIT = """
+import atexit, gc, os, sys
+from svmrepro.stop_line import one_line_stop
+one_line_stop("prog", sys.argv[1])
+
+class Cycle:
+    def __del__(self):
+        os.write(1, b"collected\\n")
+
+atexit.register(lambda: os.write(1, b"handler ran\\n"))
+gc.disable()  # only Python's shutdown collects
+cycle = Cycle()
+cycle.itself = cycle
+del cycle
+"""
+
+
+@pytest.mark.parametrize(("module", "printed"), [("__main__", "handler ran\n"),
+                                                 ("svmrepro.reproduce", "handler ran\ncollected\n")])
+def test_an_entry_point_s_process_ends_without_collecting_its_heap(module, printed):
+    """Python's shutdown collected the whole heap of ``svmrepro-reproduce`` (seconds, after its last line). Run as
+    the entry point, the process ends without that collection, after every exit handler registered after its
+    start has run: a cycle left at exit is not collected. Imported as a library (a test's process), Python's
+    shutdown is left as it is."""
+    done = subprocess.run([sys.executable, "-c", LEFT_AT_EXIT, module], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, printed, "")
+
+
 PYTHON_M_SVMREPRO = """
 import atexit, runpy, signal, sys
 import svmrepro.stop_line as stop_line

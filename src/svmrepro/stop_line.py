@@ -1,4 +1,5 @@
-"""The one line a stop prints when nothing else handled it: the first import of every entry point.
+"""The one line a stop prints when nothing else handled it, and an entry point's quick end: the first import of
+every entry point.
 
 It imports nothing but the standard library, so an entry point has its handler in place a few milliseconds
 after Python starts; a Ctrl-C that comes before even that is Python's own traceback.
@@ -6,6 +7,8 @@ after Python starts; a Ctrl-C that comes before even that is Python's own traceb
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import signal
 import sys
@@ -36,8 +39,10 @@ def one_line_stop(program: str, module: str) -> None:
     line; Python then ends the process as Ctrl-C does (killed by SIGINT: exit code 130 in a shell). Imported
     as a library (a test's process), only the latter."""
     global _program
-    if (module == "__main__" or os.path.basename(sys.argv[0]) == program) and \
-            signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where Ctrl-C is ignored
+    entry = module == "__main__" or os.path.basename(sys.argv[0]) == program
+    if entry:
+        _end_uncollected()
+    if entry and signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where Ctrl-C is ignored
         _program = program
         signal.signal(signal.SIGINT, _stop_now)
     previous = sys.excepthook
@@ -50,6 +55,22 @@ def one_line_stop(program: str, module: str) -> None:
         print(f"{program}: stopped by {name}", file=sys.stderr, flush=True)
 
     sys.excepthook = hook
+
+
+def _end_uncollected() -> None:
+    """The entry point's process ends without collecting its heap: :func:`gc.freeze` as the last exit handler
+    (registered first, it runs after every other, which may still need the collector). Python's shutdown
+    collects every object it tracks, seconds of a ``svmrepro-reproduce`` with nothing to run (its composed
+    configs alone are a million objects); frozen, they are freed by their reference counts only, and a cycle
+    among them is left to the end of the process. Once per process."""
+    global _freeze_at_exit
+    if not _freeze_at_exit:
+        _freeze_at_exit = True
+        atexit.register(gc.freeze)
+
+
+#: whether :func:`_end_uncollected` registered :func:`gc.freeze` to run at exit
+_freeze_at_exit = False
 
 
 def imported() -> None:
