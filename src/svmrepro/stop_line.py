@@ -36,8 +36,9 @@ def one_line_stop(program: str, module: str) -> None:
     Run as the entry point (``python -m``, or the console script ``program``), Ctrl-C ends the process at
     once (:func:`_stop_now`) until its ``main`` installs its own handling or calls :func:`imported`. Besides,
     as ``sys.excepthook``, which only an exception nothing caught reaches, a ``KeyboardInterrupt`` is the
-    line; Python then ends the process as Ctrl-C does (killed by SIGINT: exit code 130 in a shell). Imported
-    as a library (a test's process), only the latter."""
+    line; Python then ends the process as Ctrl-C does (killed by SIGINT: exit code 130 in a shell). Run as the
+    entry point, its process also ends without collecting its heap (:func:`_end_uncollected`). Imported as a
+    library (a test's process), only the excepthook."""
     global _program
     entry = module == "__main__" or os.path.basename(sys.argv[0]) == program
     if entry:
