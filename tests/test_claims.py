@@ -7,13 +7,15 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from scipy import stats
 
 from svmrepro.compose import experiments, papers
-from svmrepro.errors import ConfigError, SvmReproError
+from svmrepro.errors import ConfigError, SvmReproError, first_line
 from svmrepro.report.claims.estimate import Estimate
 from svmrepro.report.claims.primitives import compare, slope, threshold, trend
-from svmrepro.report.claims.schema import Region, load_claims, parse_claims
+from svmrepro.report.claims import schema
+from svmrepro.report.claims.schema import Region, claims_path, load_claims, parse_claims
 from svmrepro.report.claims.scoreboard import write_scoreboard
 from svmrepro.report.claims.verdict import (
     INCONCLUSIVE, NOT_RUN, NOT_SUPPORTED, PARTLY, SUPPORTED, decide, judge,
@@ -73,6 +75,24 @@ def test_a_bad_claims_file_is_one_line_naming_the_file_and_the_key(change, words
         claims(CLAIM.replace(*change))
     message = str(error.value)
     assert "\n" not in message and message.startswith("experiments/toy/claims.yaml") and words in message
+
+
+@pytest.mark.parametrize("paper", [paper for paper in papers() if claims_path(paper).is_file()])
+def test_a_claims_file_reads_as_pyyaml_s_own_parser_reads_it(paper):
+    """libyaml's parser, where PyYAML has it, gives each committed claims file the objects PyYAML's pure-Python
+    parser gives it, an amendment's date still its text."""
+    text = claims_path(paper).read_text()
+    assert schema._load(text) == yaml.load(text, Loader=schema._Loader)
+    assert schema._load("date: 2026-11-26") == {"date": "2026-11-26"}
+
+
+def test_a_yaml_mistake_in_a_claims_file_is_told_in_pyyaml_s_own_words():
+    bad = CLAIM.replace("- id: speech", "- id: speech: Table 2")
+    with pytest.raises(yaml.YAMLError) as pure:
+        yaml.load(bad, Loader=schema._Loader)
+    with pytest.raises(ConfigError) as error:
+        claims(bad)
+    assert str(error.value) == f"experiments/toy/claims.yaml: {first_line(pure.value)}"
 
 
 # --- primitives ---------------------------------------------------------------------------------
