@@ -12,9 +12,9 @@ from scipy import stats
 
 from svmrepro.compose import experiments, papers
 from svmrepro.errors import ConfigError, SvmReproError, first_line
+from svmrepro.report.claims import schema
 from svmrepro.report.claims.estimate import Estimate
 from svmrepro.report.claims.primitives import compare, slope, threshold, trend
-from svmrepro.report.claims import schema
 from svmrepro.report.claims.schema import Region, claims_path, load_claims, parse_claims
 from svmrepro.report.claims.scoreboard import write_scoreboard
 from svmrepro.report.claims.verdict import (
