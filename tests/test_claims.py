@@ -80,9 +80,12 @@ def test_a_bad_claims_file_is_one_line_naming_the_file_and_the_key(change, words
 @pytest.mark.parametrize("paper", [paper for paper in papers() if claims_path(paper).is_file()])
 def test_a_claims_file_reads_as_pyyaml_s_own_parser_reads_it(paper):
     """libyaml's parser, where PyYAML has it, gives each committed claims file the objects PyYAML's pure-Python
-    parser gives it, an amendment's date still its text."""
+    parser gives it."""
     text = claims_path(paper).read_text()
     assert schema._load(text) == yaml.load(text, Loader=schema._Loader)
+
+
+def test_an_amendment_s_date_is_read_as_its_text():
     assert schema._load("date: 2026-11-26") == {"date": "2026-11-26"}
 
 
