@@ -35,6 +35,10 @@ TINY = ["dataset=gaussian_clouds", "dataset.n_train=60", "dataset.n_test=60", "d
         "dataset.n_informative=2", "algorithm=svc"]
 SIX_C = "algorithm.C=0.25,0.5,1,2,4,8"
 SUMMARY = "jobs failed (the same command retries only them):"
+#: these servers serve tracking alone: MLflow's job runner (its GenAI jobs, on by default with a database store) starts
+#: a runner and a consumer process per job kind, about 40 s of CPU a server that no test here reads; the README's team
+#: server (tests/test_tracking_server.py) keeps the default, as a user starts it
+TRACKING_ONLY = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +46,7 @@ def sqlite_server(tmp_path_factory):
     """``mlflow server`` on a fresh SQLite file; (url, backend store URI)."""
     root = tmp_path_factory.mktemp("sqlite_server")
     store = f"sqlite:///{root / 'mlflow.db'}"
-    with mlflow_server(store, root) as url:
+    with mlflow_server(store, root, env=TRACKING_ONLY) as url:
         yield url, store
 
 
@@ -53,7 +57,7 @@ def postgres_server(tmp_path_factory):
         pytest.skip(NEEDS_POSTGRES.kwargs["reason"])
     with new_database() as database:
         store = sqlalchemy_uri(database)
-        with mlflow_server(store, tmp_path_factory.mktemp("postgres_server")) as url:
+        with mlflow_server(store, tmp_path_factory.mktemp("postgres_server"), env=TRACKING_ONLY) as url:
             yield url, store
 
 
