@@ -71,7 +71,8 @@ def server(database, tmp_path_factory):
         f"admin_username = {ADMIN}\nadmin_password = {ADMIN_PASSWORD}\n"
         "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
     )
-    env = {"MLFLOW_AUTH_CONFIG_PATH": str(root / "basic_auth.ini"), "MLFLOW_FLASK_SERVER_SECRET_KEY": uuid.uuid4().hex}
+    env = {"MLFLOW_AUTH_CONFIG_PATH": str(root / "basic_auth.ini"), "MLFLOW_FLASK_SERVER_SECRET_KEY": uuid.uuid4().hex,
+           "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}  # the README's environment of the server
     with mlflow_server(sqlalchemy_uri(database), root, "--app-name", "basic-auth", env=env) as url:
         yield url, root / "artifacts"
 
