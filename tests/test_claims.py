@@ -1,8 +1,11 @@
 """Claims as data: the schema of experiments/<paper>/claims.yaml, the primitives' statistics against
 scipy's, the verdict rules, and the scoreboard page."""
 
+import datetime
 import math
+import subprocess
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,6 +17,7 @@ from svmrepro.compose import experiments, papers
 from svmrepro.errors import ConfigError, SvmReproError, first_line
 from svmrepro.report.claims import schema
 from svmrepro.report.claims.estimate import Estimate
+from svmrepro.report.claims.lock import LOCK_FILE
 from svmrepro.report.claims.primitives import compare, slope, threshold, trend
 from svmrepro.report.claims.schema import Region, claims_path, load_claims, parse_claims
 from svmrepro.report.claims.scoreboard import write_scoreboard
@@ -21,6 +25,8 @@ from svmrepro.report.claims.verdict import (
     INCONCLUSIVE, NOT_RUN, NOT_SUPPORTED, PARTLY, SUPPORTED, decide, judge,
 )
 from toy_claims import TOY_CLAIM_HEAD
+
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 CLAIM = TOY_CLAIM_HEAD + """\
     test: {kind: compare, metric: fit_cpu_s, a: a, b: b, stat: ratio}
@@ -96,6 +102,44 @@ def test_a_yaml_mistake_in_a_claims_file_is_told_in_pyyaml_s_own_words():
     with pytest.raises(ConfigError) as error:
         claims(bad)
     assert str(error.value) == f"experiments/toy/claims.yaml: {first_line(pure.value)}"
+
+
+def _locks_and_past_claims() -> list[tuple[str, str]]:
+    """(where, text) of every committed lock file and of the first and the last version git has of each paper's
+    claims file (``blind`` reads them all: these two span the forms they took)."""
+    texts = []
+    for paper in papers():
+        lock = claims_path(paper).with_name(LOCK_FILE)
+        if lock.is_file():
+            texts.append((str(lock), lock.read_text()))
+        path = claims_path(paper).resolve().relative_to(CHECKOUT)
+        log = subprocess.run(["git", "-C", str(CHECKOUT), "log", "--format=%h", "--", str(path)],
+                             capture_output=True, text=True, check=False).stdout.split()
+        for commit in dict.fromkeys(log[:1] + log[-1:]):
+            shown = subprocess.run(["git", "-C", str(CHECKOUT), "show", f"{commit}:{path}"],
+                                   capture_output=True, text=True, check=False)
+            if shown.returncode == 0:
+                texts.append((f"{commit}:{path}", shown.stdout))
+    return texts
+
+
+def test_a_lock_and_a_past_claims_file_read_as_yaml_safe_load_reads_them():
+    """libyaml's parser, where PyYAML has it, gives every lock file and a claims file's past versions the objects
+    ``yaml.safe_load`` gives them (a date read as a date there)."""
+    texts = _locks_and_past_claims()
+    assert len(texts) > len(papers())  # the locks and at least one past version: history is there to read
+    for where, text in texts:
+        assert schema.safe_load(text) == yaml.safe_load(text), where
+    assert schema.safe_load("date: 2026-11-26") == {"date": datetime.date(2026, 11, 26)}
+
+
+def test_a_yaml_mistake_in_a_lock_is_raised_as_yaml_safe_load_raises_it():
+    bad = "claims:\n  a: {hash: 1\n  b: [\n"
+    with pytest.raises(yaml.YAMLError) as pure:
+        yaml.safe_load(bad)
+    with pytest.raises(yaml.YAMLError) as fast:
+        schema.safe_load(bad)
+    assert str(fast.value) == str(pure.value) and type(fast.value) is type(pure.value)
 
 
 # --- primitives ---------------------------------------------------------------------------------

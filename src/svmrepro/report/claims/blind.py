@@ -25,7 +25,7 @@ import yaml
 
 from svmrepro.locations import data_file
 from svmrepro.report.claims.primitives import outputs_read, primitive
-from svmrepro.report.claims.schema import CLAIMS_FILE, Claim
+from svmrepro.report.claims.schema import CLAIMS_FILE, Claim, safe_load
 
 #: the keys of a claim whose change re-registers it
 DEFINING = ("test", "expect", "partly", "output", "not_run")
@@ -75,7 +75,7 @@ def _history(paper: str) -> tuple[tuple[str, dict[str, str]], ...]:
     for commit in log.split():
         text = _git("show", f"{commit}:{path}")
         try:
-            raw = yaml.safe_load(text or "") or {}
+            raw = safe_load(text or "") or {}
         except yaml.YAMLError:
             raw = {}
         claims = raw.get("claims") if isinstance(raw, dict) else None

@@ -36,7 +36,7 @@ from svmrepro.errors import ConfigError
 from svmrepro.locations import config_dirs
 from svmrepro.report.claims.blind import has_history, registration
 from svmrepro.report.claims.primitives import outputs_read, primitive
-from svmrepro.report.claims.schema import CHANGES, CLAIMS_FILE, Claim, Region, claims_path, load_claims
+from svmrepro.report.claims.schema import CHANGES, CLAIMS_FILE, Claim, Region, claims_path, load_claims, safe_load
 from svmrepro.writing import write_file
 
 LOCK_FILE = "claims.lock.yaml"
@@ -169,7 +169,7 @@ def read_lock(paper: str) -> dict[str, LockEntry]:
     if not path.is_file():
         return {}
     entries = {}
-    for claim_id, entry in ((yaml.safe_load(path.read_text()) or {}).get("claims") or {}).items():
+    for claim_id, entry in ((safe_load(path.read_text()) or {}).get("claims") or {}).items():
         try:
             today = entry.pop(TODAY, None)
             entries[claim_id] = LockEntry(**entry, today=None if today is None else TodayEntry(**today))
@@ -229,7 +229,7 @@ def registering_commit(paper: str, claim_id: str, part: str | None = None) -> st
         shown = subprocess.run(["git", "-C", str(folder), "show", f"{commit}:./{CLAIMS_FILE}"], capture_output=True,
                                text=True, check=False)
         try:
-            listed = (yaml.safe_load(shown.stdout) or {}).get("claims") or []
+            listed = (safe_load(shown.stdout) or {}).get("claims") or []
         except yaml.YAMLError:
             continue
         if shown.returncode == 0 and any(isinstance(c, dict) and c.get("id") == claim_id and (part is None or part in c)

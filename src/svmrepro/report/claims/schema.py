@@ -107,6 +107,16 @@ def _load(text: str):
         return yaml.load(text, Loader=_Loader)
 
 
+def safe_load(text: str):
+    """``yaml.safe_load(text)``'s objects (a timestamp read as a date, as there), parsed by libyaml where PyYAML has it:
+    the reading of a lock file and of a claims file's past versions; a mistake is raised as ``yaml.safe_load``
+    raises it."""
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return yaml.safe_load(text)
+
+
 @dataclass
 class RegionConf:
     below: Optional[float] = None
