@@ -35,9 +35,9 @@ TINY = ["dataset=gaussian_clouds", "dataset.n_train=60", "dataset.n_test=60", "d
         "dataset.n_informative=2", "algorithm=svc"]
 SIX_C = "algorithm.C=0.25,0.5,1,2,4,8"
 SUMMARY = "jobs failed (the same command retries only them):"
-#: these servers serve tracking alone: MLflow's job runner (its GenAI jobs, on by default with a database store) starts
-#: a runner and a consumer process per job kind, about 40 s of CPU a server that no test here reads; the README's team
-#: server (tests/test_tracking_server.py) keeps the default, as a user starts it
+#: these servers serve tracking alone, as the README's team server does (tests/test_tracking_server.py): MLflow's job
+#: runner (its GenAI jobs, on by default with a database store) would start a runner and a consumer process per job
+#: kind, about 40 s of CPU a server, that no test here reads
 TRACKING_ONLY = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
