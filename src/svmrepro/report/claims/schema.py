@@ -99,22 +99,25 @@ _Loader.yaml_implicit_resolvers = _FastLoader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
+def _read_yaml(text: str, fast: type, pure: type):
+    """``text`` read by the ``fast`` loader (libyaml's parser); a mistake raised as the ``pure`` one (the same
+    resolvers, PyYAML's pure-Python parser) raises it."""
+    try:
+        return yaml.load(text, Loader=fast)
+    except yaml.YAMLError:
+        return yaml.load(text, Loader=pure)
+
+
 def _load(text: str):
     """The YAML of a claims file; a mistake in it is told in the pure-Python parser's words, as it always was."""
-    try:
-        return yaml.load(text, Loader=_FastLoader)
-    except yaml.YAMLError:
-        return yaml.load(text, Loader=_Loader)
+    return _read_yaml(text, _FastLoader, _Loader)
 
 
 def safe_load(text: str):
     """``yaml.safe_load(text)``'s objects (a timestamp read as a date, as there), parsed by libyaml where PyYAML has it:
     the reading of a lock file and of a claims file's past versions; a mistake is raised as ``yaml.safe_load``
     raises it."""
-    try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return yaml.safe_load(text)
+    return _read_yaml(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.SafeLoader)
 
 
 @dataclass
