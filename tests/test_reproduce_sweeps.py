@@ -191,3 +191,53 @@ def test_an_experiment_whose_runs_all_finished_starts_no_sweep_and_its_output_is
     assert reproducing.main(_arguments(folder)) == 0  # nothing left: no sweep at all
     assert swept == [] and built == list(NAMES)
     assert _seeds(client, ids["mine/two"]) == ["0", "1", "2"]
+
+
+NO_OP_SCRIPT = r"""
+import functools, json, os, sys
+from svmrepro import reproduce as reproducing
+
+record = sys.argv[1]
+
+
+def recorded(function):
+    @functools.wraps(function)  # its own name and module: a fork's task names the function by them
+    def wrapper(*args, **kwargs):
+        with open(record, "a") as file:  # by whichever process calls it
+            file.write(f"{function.__name__} {os.getpid()}\n")
+        return function(*args, **kwargs)
+    return wrapper
+
+
+reproducing.papers = lambda: ["mine"]
+for name in ("finished_already", "_runs_pages", "build_one"):
+    setattr(reproducing, name, recorded(getattr(reproducing, name)))
+code = reproducing.main(json.loads(sys.argv[2]))
+print(json.dumps({"code": code, "pid": os.getpid()}))
+"""
+
+
+def test_a_reproduction_with_nothing_to_run_reads_its_store_in_a_fork_while_it_builds_its_pages(folder):
+    """Issue 44, item 5: with nothing to run, which experiments are done is read from the store by a fork of the
+    process (:func:`svmrepro.forks.ahead`) while the process builds their pages, and the cost page is written by a
+    fork while the claims are judged; the files are byte for byte those that one process writes alone (here, in a
+    pytest-xdist worker, whose threads keep it from forking)."""
+    assert reproducing.main(_arguments(folder)) == 0  # the runs
+    assert reproducing.main(_arguments(folder)) == 0  # nothing to run: one process alone
+    results = folder / "results"
+    alone = {path: path.read_bytes() for path in results.rglob("*") if path.is_file()}
+    record = folder / "called_by"
+    done = subprocess.run([sys.executable, "-c", NO_OP_SCRIPT, str(record), json.dumps(_arguments(folder))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["code"] == 0
+    calls: dict[str, set[int]] = {}
+    for line in record.read_text().splitlines():
+        name, pid = line.split()
+        calls.setdefault(name, set()).add(int(pid))
+    assert calls["build_one"] == {out["pid"]}  # the pages: this process
+    assert len(calls["finished_already"]) == 1 and out["pid"] not in calls["finished_already"]
+    assert len(calls["_runs_pages"]) == 1 and out["pid"] not in calls["_runs_pages"]
+    assert done.stderr.count("FINISHED already (one read of the store): no sweep started") == len(NAMES)
+    assert {path: path.read_bytes() for path in results.rglob("*") if path.is_file()} == alone

@@ -60,7 +60,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import astuple, dataclass
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING
 from pathlib import Path
 
@@ -81,6 +81,7 @@ from svmrepro.environment import git_source
 from svmrepro.options import unknown_options
 from svmrepro.errors import DataError, SvmReproError
 from svmrepro.exclusive import SHARED, jobs_at_once, machine_slot
+from svmrepro.forks import ahead
 from svmrepro.identity import config_hash
 from svmrepro.preflight import claims_problems, reproduction_problems
 from svmrepro.redact import RedactFilter
@@ -102,6 +103,8 @@ if TYPE_CHECKING:
 # that finds a mistake ends in about 2 s, not after 5 s of imports
 
 log = logging.getLogger("svmrepro.reproduce")
+#: MLflow's switch for its progress bars of artifacts (mlflow.environment_variables, not imported at start-up)
+ARTIFACTS_PROGRESS_BAR_ENV = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
 #: tags of the run holding an output's files (never the runner's tags: it is not a result)
 REPORT_KIND, REPORT_MODE = "svmrepro.kind", "svmrepro.mode"
 
@@ -217,31 +220,51 @@ def finished_already(experiment: str, plan: Plan, args: argparse.Namespace) -> i
 def sweeps_left(chosen: list[str], plan: Plan, args: argparse.Namespace) -> Iterator[tuple[str, bool]]:
     """:func:`run_sweeps` of the experiments of ``chosen`` with a job left; one whose every run FINISHED already
     (:func:`finished_already`) starts no sweep, its output is built from the store at once. In ``chosen``'s
-    order, so an output is built after those it includes."""
-    done = {}
-    for experiment in chosen:
-        try:
-            done[experiment] = finished_already(experiment, plan, args)
-        except Exception as exc:  # noqa: BLE001  (the sweep finds and reports it, in its own words)
-            log.debug("%s: the store not read before the sweep: %s", experiment, exc)
-            done[experiment] = 0
-    left = [experiment for experiment in chosen if not done[experiment]]
-    swept = run_sweeps(left, plan, args.tracking_uri, args.override) if left else None
+    order, so an output is built after those it includes.
+
+    Which experiments are done is found by a fork of this process (:func:`svmrepro.forks.ahead`: it starts with
+    the checks' compositions) while the caller builds the outputs of those found so far; once one has a job
+    left, the rest are waited for, so that every sweep left runs in the one child process."""
+    import joblib  # its cores
+
+    # imported here, not by the fork and again by this process's pages: scikit-learn and the run's modules
+    # (finished_already's), MLflow's client (the pages')
+    import svmrepro.runner  # noqa: F401
+    import svmrepro.store.client  # noqa: F401
+
+    swept: Iterator[tuple[str, bool]] | None = None
+    done: dict[str, int] = {}
     ended: dict[str, bool] = {}
+    with ahead(partial(_finished_or_none, plan=plan, args=args), chosen, joblib.cpu_count()) as found:
+        try:
+            for experiment in chosen:
+                if experiment not in done:
+                    done[experiment] = next(found)
+                if done[experiment]:
+                    log.info("%s: the run of each of its %d jobs FINISHED already (one read of the store): no sweep "
+                             "started", experiment, done[experiment])
+                    yield experiment, True
+                    continue
+                if swept is None:  # the first with a job left: the sweeps of all those left start now
+                    done.update(zip([e for e in chosen if e not in done], found))
+                    swept = run_sweeps([e for e in chosen if not done[e]], plan, args.tracking_uri, args.override)
+                while experiment not in ended:
+                    name, complete = next(swept)
+                    ended[name] = complete
+                yield experiment, ended.pop(experiment)
+        finally:  # a stop: the sweeps' process ends with it (run_sweeps)
+            if swept is not None:
+                swept.close()
+
+
+def _finished_or_none(experiment: str, plan: Plan, args: argparse.Namespace) -> int:
+    """:func:`finished_already`, 0 where the store cannot be read here (the sweep finds and reports why, in its own
+    words)."""
     try:
-        for experiment in chosen:
-            if done[experiment]:
-                log.info("%s: the run of each of its %d jobs FINISHED already (one read of the store): no sweep "
-                         "started", experiment, done[experiment])
-                yield experiment, True
-                continue
-            while experiment not in ended:
-                name, complete = next(swept)
-                ended[name] = complete
-            yield experiment, ended.pop(experiment)
-    finally:  # a stop: the sweeps' process ends with it (run_sweeps)
-        if swept is not None:
-            swept.close()
+        return finished_already(experiment, plan, args)
+    except Exception as exc:  # noqa: BLE001
+        log.debug("%s: the store not read before the sweep: %s", experiment, exc)
+        return 0
 
 
 def composed_jobs(experiment: str, mode: str, extra: dict[str, str] | None = None):
@@ -773,6 +796,9 @@ def stop_if_stopped(exc: BaseException | None = None) -> None:
 
 def reproduce_command(argv: list[str] | None) -> int:
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
+    # no progress bar of MLflow's among the log lines (reading a run's artifact draws one), nor the thread it
+    # starts, which would keep this process from forking (svmrepro.forks); a user's own setting is kept
+    os.environ.setdefault(ARTIFACTS_PROGRESS_BAR_ENV, "false")
     for handler in logging.getLogger().handlers:  # a URI's password masked in every line
         if not any(isinstance(f, RedactFilter) for f in handler.filters):
             handler.addFilter(RedactFilter())
@@ -851,30 +877,43 @@ def reproduce(ordered: list[str], plan: Plan, args: argparse.Namespace) -> int:
 def write_summaries(ordered: list[str], plan: Plan, args: argparse.Namespace, failed: list[str]) -> Counter | None:
     """The outputs of the whole reproduction, written once after every output's own: the bench README, where
     the runs' time went (``bench/cost.md``), the claims scoreboard (``<results>/README.md``, ``claims.csv``) and
-    the claims about time against today's solver (``today.md``). Returns the verdicts' counts (None when
-    no paper has claims); what fails is appended to ``failed``."""
-    from svmrepro.report.bench_readme import BENCH, write_bench_readme
+    the claims about time against today's solver (``today.md``). The first two read the runs tables alone and are
+    written by a fork of this process (:func:`svmrepro.forks.ahead`) while the claims are judged here. Returns the
+    verdicts' counts (None when no paper has claims); what fails is appended to ``failed``."""
+    import joblib  # its cores (scikit-learn has imported it by now)
+
     from svmrepro.report.claims.scoreboard import judge_papers, write_scoreboard
     from svmrepro.report.claims.today_page import write_today_page
+
+    with_claims = [paper for paper in scope(args) if claims_path(paper).is_file()]
+    written, counts = [], None
+    with ahead(partial(_runs_pages, plan=plan, args=args), [ordered], joblib.cpu_count()) as pages:
+        try:
+            if with_claims:
+                judged = judge_papers(with_claims, plan.results_dir)  # once, for both pages
+                scoreboard, counts = write_scoreboard(with_claims, plan.results_dir, plan.mode, judged)
+                written += [scoreboard, write_today_page(with_claims, plan.results_dir, plan.mode, judged)]
+        except SvmReproError as exc:
+            stop_if_stopped(exc)
+            log.error("claims: %s", exc)
+            failed.append("claims scoreboard")
+            counts = Counter()
+        written = [*next(pages), *written]
+    for path in written:
+        log.info("wrote %s", path)
+    return counts
+
+
+def _runs_pages(ordered: list[str], plan: Plan, args: argparse.Namespace) -> list[Path]:
+    """The summaries read from the runs tables alone: the bench README (when a benchmark was reproduced) and
+    where the runs' time went (``bench/cost.md``)."""
+    from svmrepro.report.bench_readme import BENCH, write_bench_readme
     from svmrepro.report.cost import write_cost
 
+    written = []
     if any(e.split("/")[0] == BENCH for e in ordered):
-        log.info("wrote %s", write_bench_readme(plan.results_dir, plan.mode, args.override, spec_of))
-    log.info("wrote %s", write_cost(plan.results_dir, plan.mode, plan.n_jobs, scope(args)))
-    with_claims = [paper for paper in scope(args) if claims_path(paper).is_file()]
-    if not with_claims:
-        return None
-    try:
-        judged = judge_papers(with_claims, plan.results_dir)  # once, for both pages
-        scoreboard, counts = write_scoreboard(with_claims, plan.results_dir, plan.mode, judged)
-        log.info("wrote %s", scoreboard)
-        log.info("wrote %s", write_today_page(with_claims, plan.results_dir, plan.mode, judged))
-    except SvmReproError as exc:
-        stop_if_stopped(exc)
-        log.error("claims: %s", exc)
-        failed.append("claims scoreboard")
-        return Counter()
-    return counts
+        written.append(write_bench_readme(plan.results_dir, plan.mode, args.override, spec_of))
+    return [*written, write_cost(plan.results_dir, plan.mode, plan.n_jobs, scope(args))]
 
 
 if __name__ == "__main__":
