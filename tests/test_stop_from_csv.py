@@ -18,7 +18,10 @@ OUTPUT = "potential_sv/example"
 def test_ctrl_c_during_a_rebuild_from_csv_is_the_stop_line(tmp_path, delay):
     results = tmp_path / "results"
     (results / "potential_sv").mkdir(parents=True)
-    shutil.copy(CHECKOUT / "results" / f"{OUTPUT}.runs.csv", results / "potential_sv")
+    # what a rebuild from CSV reads: the runs table, and the points its scatter is drawn from (without them the
+    # rebuild fails at once, exit 1, and a late signal tests nothing)
+    for suffix in ("runs.csv", "points.json"):
+        shutil.copy(CHECKOUT / "results" / f"{OUTPUT}.{suffix}", results / "potential_sv")
     process = subprocess.Popen([sys.executable, "-m", "svmrepro.reproduce", "--mode", "full", "--from-csv",
                                 "--experiment", OUTPUT, "--results-dir", str(results)],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
