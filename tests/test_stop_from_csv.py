@@ -1,6 +1,7 @@
 """Ctrl-C at any moment of ``svmrepro-reproduce --from-csv`` is the one stop line and exit code 130 (killed by
 SIGINT), never a configuration error or a traceback, and leaves no half-written page (issue 46, item 9)."""
 
+import os
 import shutil
 import signal
 import subprocess
@@ -65,3 +66,34 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_svmrepro_reproduce(tmp_p
     assert "ran on" not in done.stdout
     assert done.returncode in (130, -signal.SIGINT), done.stderr[-3000:]
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+
+def _swallowing(*args, **kwargs):
+    """A library that catches the Ctrl-C where it lands and carries on: the stop at 2.0 s above once landed in
+    OmegaConf's merge of a claim, the cleanup of its half-built node failed, OmegaConf raised its own error in the
+    stop's place, and the claims file was merged again whole; the rebuild then ran to its end, exit 0."""
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the handler raises here
+    except KeyboardInterrupt:
+        pass
+    return []
+
+
+@pytest.mark.parametrize("where", ["checks", "outputs"])
+def test_a_ctrl_c_that_a_library_went_on_from_is_still_the_stop(monkeypatch, tmp_path, where):
+    """During the checks: svmrepro-reproduce stops once they are done, before any output is built; while the
+    outputs are built: once they are, with the stop's exit rather than success."""
+    from svmrepro import reproduce
+
+    built = []
+    if where == "checks":
+        monkeypatch.setattr(reproduce, "mistakes", _swallowing)
+        monkeypatch.setattr(reproduce, "reproduce", lambda *args: built.append(args) or 0)
+    else:
+        monkeypatch.setattr(reproduce, "mistakes", lambda *args: [])
+        monkeypatch.setattr(reproduce, "reproduce", lambda *args: _swallowing() or built.append(args) or 0)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce.main(["--mode", "full", "--from-csv", "--experiment", OUTPUT, "--results-dir", str(tmp_path)])
+    assert len(built) == (where == "outputs")

@@ -732,7 +732,9 @@ def main(argv: list[str] | None = None) -> int:
     unraisable, sys.unraisablehook = sys.unraisablehook, _stop_again(sys.unraisablehook)
     try:
         with composition_cache():
-            return reproduce_command(argv)
+            code = reproduce_command(argv)
+        stop_if_stopped()  # a Ctrl-C that a library caught and went on from is the stop all the same
+        return code
     except BaseException as exc:  # noqa: BLE001  (a KeyboardInterrupt, or an error raised while handling one)
         if interruption(exc) is None and not _STOPS:
             raise
@@ -810,6 +812,8 @@ def reproduce_command(argv: list[str] | None) -> int:
         chosen = selected_experiments(args)
         check_folders(plan, args)
         problems = [] if args.prune else mistakes(chosen, plan, args)
+        stop_if_stopped()  # a Ctrl-C during the checks that a library caught and went on from (OmegaConf's merge
+        # of a claim, whose half-built node's cleanup fails and whose error the claims file is merged again for)
     except (SvmReproError, HydraException) as exc:
         stop_if_stopped(exc)
         print(f"svmrepro-reproduce: error: {exc}", file=sys.stderr)
