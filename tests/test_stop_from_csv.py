@@ -68,7 +68,6 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_svmrepro_reproduce(tmp_p
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]
 
 
-
 def _swallowing(*args, **kwargs):
     """A library that catches the Ctrl-C where it lands and carries on: the stop at 2.0 s above once landed in
     OmegaConf's merge of a claim, the cleanup of its half-built node failed, OmegaConf raised its own error in the
@@ -88,6 +87,7 @@ def test_a_ctrl_c_that_a_library_went_on_from_is_still_the_stop(monkeypatch, tmp
     from svmrepro import reproduce
 
     built = []
+    monkeypatch.setattr(reproduce, "_STOPS", [])  # this process's stops, the test's own: none left for the next test
     if where == "checks":
         monkeypatch.setattr(reproduce, "mistakes", _swallowing)
         monkeypatch.setattr(reproduce, "reproduce", lambda *args: built.append(args) or 0)
