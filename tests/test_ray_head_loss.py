@@ -82,6 +82,30 @@ def test_a_head_that_answers_is_left_alone_and_ctrl_c_stays_ctrl_c(monkeypatch):
     assert not isinstance(stopped.value, ClusterLost)
 
 
+class _RaysOwnError(RuntimeError):
+    """An error ray raises for the head it lost before the watch's verdict (``LocalRayletDiedError``, where the
+    head ran the driver's raylet too: seen with ray 2.40 and 2.45, hydra/launcher=ray_cluster)."""
+
+
+def test_an_error_of_ray_s_own_is_the_lost_head_once_the_head_has_had_no_answer_for_the_timeout(monkeypatch):
+    monkeypatch.setattr(cluster_watch, "PROBE_EVERY_S", 0.05)
+    started = time.monotonic()
+    with pytest.raises(ClusterLost) as lost:
+        with watching("ray", "127.0.0.1:6379", timeout=1, probe=lambda head: False):
+            raise _RaysOwnError("The task's local raylet died")
+    assert str(lost.value) == lost_line("127.0.0.1:6379", 1)
+    assert 1 <= time.monotonic() - started < 3  # the head given its timeout, no more
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # a head that answers, at once or after a silence shorter than the timeout: the error is the block's own
+    for answers in ([True], [False, False, True]):
+        replies = iter([*answers, *[True] * 100])
+        started = time.monotonic()
+        with pytest.raises(_RaysOwnError):
+            with watching("ray", "127.0.0.1:6379", timeout=1, probe=lambda head: next(replies)):
+                raise _RaysOwnError("not the head's loss")
+        assert time.monotonic() - started < 0.9
+
+
 @pytest.mark.parametrize("backend, address", [("loky", "127.0.0.1:6379"), ("dask", "tcp://127.0.0.1:8786"),
                                               ("ray", None)])
 def test_nothing_is_watched_but_a_ray_head_given_by_its_address(monkeypatch, backend, address):

@@ -101,6 +101,21 @@ def answers(head: tuple[str, int], timeout: float = 2.0) -> bool:
         return False
 
 
+def _stays_silent(address: str, timeout: float, probe: Callable[[tuple[str, int]], bool],
+                  since: float | None) -> bool:
+    """Whether the head at ``address`` gives no answer until ``timeout`` seconds after ``since`` (when the watch
+    first had none; now if it had answers), probed as the watch probes it; False at its first answer."""
+    while True:
+        head = head_of(address) or _live_head()
+        if head is None or probe(head):
+            return False
+        now = time.monotonic()
+        since = now if since is None else since
+        if now - since >= timeout:
+            return True
+        time.sleep(min(PROBE_EVERY_S, timeout - (now - since)))
+
+
 @contextmanager
 def watching(backend: str, address: str | None, timeout: float, key: str = "parallel.address",
              probe: Callable[[tuple[str, int]], bool] = answers) -> Iterator[None]:
@@ -108,13 +123,17 @@ def watching(backend: str, address: str | None, timeout: float, key: str = "para
     backends, a ray this process starts itself, or a block outside the main thread, where no signal is handled.
 
     A head with no answer for ``timeout`` seconds stops the main thread; the block then raises
-    :class:`ClusterLost`. A Ctrl-C or SIGTERM meanwhile is untouched.
+    :class:`ClusterLost`. So does an error of ray's own that the lost head raised in the block before the watch's
+    verdict (``LocalRayletDiedError`` where the head ran the driver's raylet too): the head is then probed on until
+    it has had no answer for ``timeout`` seconds (:class:`ClusterLost`) or answers (the error as it was). A Ctrl-C or
+    SIGTERM meanwhile is untouched.
     """
     if backend != "ray" or address is None or threading.current_thread() is not threading.main_thread():
         yield
         return
     previous, main = signal.getsignal(signal.SIGINT), threading.get_ident()
     lost, stop, ended = threading.Event(), threading.Event(), threading.Event()
+    silence = {"since": None}  # when the head last stopped answering the watch, if it has
 
     def on_sigint(signum, frame):
         if lost.is_set():
@@ -126,14 +145,13 @@ def watching(backend: str, address: str | None, timeout: float, key: str = "para
         raise KeyboardInterrupt
 
     def watch():
-        silent_since = None
         while not stop.wait(PROBE_EVERY_S):
             head = head_of(address) or _live_head()
             if head is None or probe(head):
-                silent_since = None
-            elif silent_since is None:
-                silent_since = time.monotonic()
-            elif time.monotonic() - silent_since >= timeout:
+                silence["since"] = None
+            elif silence["since"] is None:
+                silence["since"] = time.monotonic()
+            elif time.monotonic() - silence["since"] >= timeout:
                 lost.set()
                 # a signal, not _thread.interrupt_main's flag alone: a main thread blocked in a wait (a lock,
                 # a socket) wakes only for one delivered to it
@@ -152,6 +170,13 @@ def watching(backend: str, address: str | None, timeout: float, key: str = "para
         yield
     except KeyboardInterrupt:
         if lost.is_set():
+            raise ClusterLost(lost_line(address, timeout, key)) from None
+        raise
+    except Exception:
+        ended.set()
+        stop.set()
+        watcher.join()  # the watch ended: no interrupt of its own comes while the head is probed here
+        if lost.is_set() or _stays_silent(address, timeout, probe, silence["since"]):
             raise ClusterLost(lost_line(address, timeout, key)) from None
         raise
     finally:
